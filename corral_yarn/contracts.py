@@ -1,0 +1,251 @@
+"""Contracts between the layers: the cluster, the predicted jobs and the plan (versioned JSON).
+
+Units everywhere: bytes, seconds, bytes per second. Every model validates on construction and a
+violation becomes one :class:`~corral_yarn.errors.InputError` naming the field (see ``corral_yarn.io``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveFloat, model_validator
+
+CLUSTER_SCHEMA = "corral-yarn/cluster/v1"
+JOBS_SCHEMA = "corral-yarn/jobs/v1"
+PLAN_SCHEMA = "corral-yarn/plan/v1"
+
+Scenario = Literal["batch", "online"]
+Name = Field(min_length=1, max_length=200, pattern=r"^[^\s,;]+$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _duplicates(names: list[str]) -> list[str]:
+    seen: set[str] = set()
+    return sorted({n for n in names if n in seen or seen.add(n)})
+
+
+class Rack(_Strict):
+    """One rack: a name (a topology path such as ``/rack-a``) and the hosts in it."""
+
+    name: str = Name
+    machines: list[str] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_machines(self) -> Rack:
+        if dup := _duplicates(self.machines):
+            raise ValueError(f"duplicate machine names {dup}")
+        return self
+
+
+class ClusterSpec(_Strict):
+    """Racks of machines under a folded-Clos core (thesis §3.1.2, §4.5.2).
+
+    Give either ``oversubscription`` (O > 1) or ``rack_core_bandwidth_bytes_per_s``; the other is
+    derived from rack uplink = machines per rack x NIC / O.
+    """
+
+    schema_version: Literal["corral-yarn/cluster/v1"] = CLUSTER_SCHEMA
+    name: str = "cluster"
+    racks: list[Rack] = Field(min_length=1)
+    map_slots_per_machine: int = Field(ge=1)
+    reduce_slots_per_machine: int = Field(ge=1)
+    nic_bandwidth_bytes_per_s: PositiveFloat
+    disk_bandwidth_bytes_per_s: PositiveFloat
+    oversubscription: float | None = Field(default=None, gt=1.0)
+    rack_core_bandwidth_bytes_per_s: PositiveFloat | None = None
+
+    @model_validator(mode="after")
+    def _topology(self) -> ClusterSpec:
+        if dup := _duplicates([r.name for r in self.racks]):
+            raise ValueError(f"duplicate rack names {dup}")
+        if dup := _duplicates([m for r in self.racks for m in r.machines]):
+            raise ValueError(f"machines in more than one rack {dup}")
+        given = (self.oversubscription, self.rack_core_bandwidth_bytes_per_s)
+        if given == (None, None):
+            raise ValueError("give oversubscription or rack_core_bandwidth_bytes_per_s")
+        uplink_full = self.machines_per_rack * self.nic_bandwidth_bytes_per_s
+        if self.oversubscription is None:
+            oversub = uplink_full / self.rack_core_bandwidth_bytes_per_s
+            if oversub <= 1.0:
+                raise ValueError("rack_core_bandwidth_bytes_per_s must be below machines x NIC (O > 1)")
+            object.__setattr__(self, "oversubscription", oversub)
+        elif self.rack_core_bandwidth_bytes_per_s is None:
+            object.__setattr__(self, "rack_core_bandwidth_bytes_per_s", uplink_full / self.oversubscription)
+        return self
+
+    @property
+    def machines_per_rack(self) -> int:
+        """m in MRCute; the planner assumes uniform racks and takes the smallest (conservative)."""
+        return min(len(r.machines) for r in self.racks)
+
+    @property
+    def rack_names(self) -> list[str]:
+        return [r.name for r in self.racks]
+
+
+class StageSpec(_Strict):
+    """One MapReduce stage (a whole MR job, or a vertex of a DAG, thesis §3.1.3).
+
+    Sizes may be given as bytes or as selectivities, S_map = input / shuffle and
+    S_reduce = shuffle / output (thesis §3.1.2); after validation both forms are filled in.
+    ``map_rate_bytes_per_s`` is B_map^P (input bytes a map task processes per second);
+    ``reduce_rate_bytes_per_s`` is B_reduce^P, in reduce *output* bytes per second, because the
+    MRCute reduce term divides each task's output by B_reduce (see docs/model.md).
+    """
+
+    name: str = Name
+    input_bytes: NonNegativeFloat
+    shuffle_bytes: NonNegativeFloat | None = None
+    output_bytes: NonNegativeFloat | None = None
+    map_selectivity: PositiveFloat | None = None
+    reduce_selectivity: PositiveFloat | None = None
+    map_tasks: int = Field(ge=1)
+    reduce_tasks: int = Field(ge=0)
+    map_rate_bytes_per_s: PositiveFloat
+    reduce_rate_bytes_per_s: PositiveFloat
+    after: list[str] = []
+
+    @model_validator(mode="after")
+    def _sizes(self) -> StageSpec:
+        shuffle = _one_of(self.shuffle_bytes, self.map_selectivity, self.input_bytes, "shuffle_bytes", "map_selectivity")
+        output = _one_of(self.output_bytes, self.reduce_selectivity, shuffle, "output_bytes", "reduce_selectivity")
+        if self.reduce_tasks == 0 and shuffle > 0:
+            raise ValueError("reduce_tasks is 0 but the stage shuffles data; a map-only stage has shuffle_bytes 0")
+        object.__setattr__(self, "shuffle_bytes", shuffle)
+        object.__setattr__(self, "output_bytes", output)
+        return self
+
+
+def _one_of(size: float | None, selectivity: float | None, upstream: float, size_name: str, sel_name: str) -> float:
+    if (size is None) == (selectivity is None):
+        raise ValueError(f"give exactly one of {size_name} and {sel_name}")
+    return size if size is not None else upstream / selectivity
+
+
+_STAGE_FIELDS = set(StageSpec.model_fields) - {"name", "after"}
+
+
+class JobSpec(_Strict):
+    """A predicted recurring job: a MapReduce job (one stage) or a DAG of stages.
+
+    The MapReduce shorthand puts the stage fields on the job itself; it becomes one stage "main".
+    """
+
+    name: str = Name
+    arrival_s: NonNegativeFloat = 0.0
+    deadline_s: PositiveFloat | None = None
+    stages: list[StageSpec] = Field(min_length=1)
+    input_path: str | None = None
+    recurring_key: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: object) -> object:
+        if isinstance(data, dict) and "stages" not in data and _STAGE_FIELDS & data.keys():
+            stage = {k: v for k, v in data.items() if k in _STAGE_FIELDS}
+            rest = {k: v for k, v in data.items() if k not in _STAGE_FIELDS}
+            return {**rest, "stages": [{"name": "main", **stage}]}
+        return data
+
+    @model_validator(mode="after")
+    def _dag(self) -> JobSpec:
+        names = [s.name for s in self.stages]
+        if dup := _duplicates(names):
+            raise ValueError(f"duplicate stage names {dup}")
+        for s in self.stages:
+            if unknown := sorted(set(s.after) - set(names)):
+                raise ValueError(f"stage {s.name!r} runs after unknown stages {unknown}")
+        if cycle := find_cycle({s.name: s.after for s in self.stages}):
+            raise ValueError(f"the stages form a cycle: {' -> '.join(cycle)}")
+        return self
+
+    @property
+    def input_bytes(self) -> float:
+        """D_j^I: bytes read from HDFS by the DAG's source stages (what Corral places in R_j)."""
+        return sum(s.input_bytes for s in self.stages if not s.after)
+
+    @property
+    def shuffle_bytes(self) -> float:
+        return sum(s.shuffle_bytes for s in self.stages)
+
+    @property
+    def tasks(self) -> int:
+        return sum(s.map_tasks + s.reduce_tasks for s in self.stages)
+
+
+def find_cycle(after: dict[str, list[str]]) -> list[str] | None:
+    """A cycle in the dependency graph (as a closed list of names), or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(n: str) -> list[str] | None:
+        state[n] = 1
+        stack.append(n)
+        for p in after[n]:
+            if state.get(p) == 1:
+                return stack[stack.index(p):] + [p]
+            if p not in state and (c := visit(p)):
+                return c
+        state[n] = 2
+        stack.pop()
+        return None
+
+    for n in after:
+        if n not in state and (c := visit(n)):
+            return c
+    return None
+
+
+class Workload(_Strict):
+    """The jobs file: predicted jobs for one planning period."""
+
+    schema_version: Literal["corral-yarn/jobs/v1"] = JOBS_SCHEMA
+    jobs: list[JobSpec] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique(self) -> Workload:
+        if dup := _duplicates([j.name for j in self.jobs]):
+            raise ValueError(f"duplicate job names {dup}")
+        return self
+
+
+class PlannedJob(_Strict):
+    """The plan for one job j: its rack set R_j, priority p_j and planned start T_j (thesis §4.1)."""
+
+    name: str
+    racks: list[str]
+    priority: int = Field(description="YARN application priority: larger runs first")
+    order: int = Field(description="position in the prioritization order, 0 first")
+    arrival_s: float
+    planned_start_s: float
+    predicted_duration_s: float = Field(description="L_j(r_j) by MRCute")
+    planned_finish_s: float = Field(description="start + L'_j(r_j), with the data-balance penalty")
+    input_bytes: float
+    cross_rack_shuffle_bytes: float
+
+
+class Plan(_Strict):
+    """An offline plan: per job {R_j, p_j, T_j}, and the figures that say how good it is."""
+
+    schema_version: Literal["corral-yarn/plan/v1"] = PLAN_SCHEMA
+    plan_id: str
+    planner_version: str
+    inputs_sha256: str
+    cluster_name: str
+    scenario: Scenario
+    objective: Literal["makespan", "mean_completion_time"]
+    objective_s: float
+    lower_bound_s: float | None
+    gap: float | None = Field(description="objective / lower bound - 1")
+    alpha_s_per_byte: float
+    jobs: list[PlannedJob]
+    rack_input_bytes: dict[str, float]
+    rack_input_cov: float
+    cross_rack_shuffle_bytes: float
+    all_racks_cross_rack_shuffle_bytes: float
+
+    def job(self, name: str) -> PlannedJob:
+        return next(j for j in self.jobs if j.name == name)

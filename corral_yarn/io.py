@@ -1,0 +1,99 @@
+"""Reading and writing the contracts as JSON: one-line errors naming the field, atomic writes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from corral_yarn.contracts import ClusterSpec, Plan, Workload
+from corral_yarn.errors import InputError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif not str(part).startswith(("function-", "model-")):
+            path += f".{part}" if path else str(part)
+    return path
+
+
+def parse(model: type[M], data: Any, source: str = "input") -> M:
+    """Validate ``data`` as ``model``; the first problem becomes one InputError naming its field."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = _field_path(err["loc"]) or model.__name__
+        msg = err["msg"].removeprefix("Value error, ")
+        got = err.get("input")
+        detail = f" (got {got!r})" if err["type"] != "missing" and not isinstance(got, (dict, list)) else ""
+        raise InputError(f"{msg}{detail}", field=f"{source}: {field}") from None
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    p = Path(path)
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"no such file: {p}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{p} is not JSON: {exc}") from None
+
+
+def load(model: type[M], path: str | os.PathLike[str]) -> M:
+    return parse(model, read_json(path), source=str(path))
+
+
+def load_cluster(path: str | os.PathLike[str]) -> ClusterSpec:
+    return load(ClusterSpec, path)
+
+
+def load_workload(path: str | os.PathLike[str]) -> Workload:
+    return load(Workload, path)
+
+
+def load_plan(path: str | os.PathLike[str]) -> Plan:
+    return load(Plan, path)
+
+
+def to_json(model: BaseModel) -> str:
+    return model.model_dump_json(indent=2, exclude_none=False) + "\n"
+
+
+def write_atomic(path: str | os.PathLike[str], text: str | bytes) -> None:
+    """Write a file so that readers see the old content or the whole new one, never a part."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode() if isinstance(text, str) else text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save(model: BaseModel, path: str | os.PathLike[str]) -> None:
+    write_atomic(path, to_json(model))
+
+
+def inputs_sha256(*parts: BaseModel | dict[str, Any]) -> str:
+    """A stable hash of the planner's inputs (canonical JSON of every part)."""
+    h = hashlib.sha256()
+    for part in parts:
+        data = part.model_dump(mode="json") if isinstance(part, BaseModel) else part
+        h.update(json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
+    return h.hexdigest()

@@ -1,0 +1,97 @@
+"""MRCute, the MapReduce completion-time estimator (thesis §3.1.2), vectorised over resources.
+
+All functions are pure and take numpy arrays of resource amounts (racks r, or machines N and
+bandwidth B); they return seconds, elementwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from corral_yarn.contracts import ClusterSpec, JobSpec, StageSpec
+
+Seconds = NDArray[np.float64]
+
+
+def _waves(tasks: int, slots: NDArray[np.float64]) -> NDArray[np.float64]:
+    # w = ceil(tasks / (machines x slots per machine)), thesis §3.1.2 "Waves"
+    return np.ceil(tasks / slots)
+
+
+def _map_and_reduce(stage: StageSpec, cluster: ClusterSpec, machines: NDArray[np.float64]) -> tuple[Seconds, Seconds, Seconds]:
+    """T_map, reduce waves and T_reduce, shared by both MRCute variants (thesis §3.1.2)."""
+    disk = cluster.disk_bandwidth_bytes_per_s
+    b_map = min(disk, stage.map_rate_bytes_per_s)  # B_map = Min{B_D, B_map^P}
+    b_reduce = min(disk, stage.reduce_rate_bytes_per_s)  # B_reduce = Min{B_D, B_reduce^P}
+    t_map = _waves(stage.map_tasks, machines * cluster.map_slots_per_machine) * (stage.input_bytes / stage.map_tasks) / b_map
+    if stage.reduce_tasks == 0:
+        zero = np.zeros_like(machines)
+        return t_map, zero, zero
+    w_reduce = _waves(stage.reduce_tasks, machines * cluster.reduce_slots_per_machine)
+    # T_reduce = w_reduce x (|D_i| / (S_map S_reduce R)) / B_reduce: each task's output over B_reduce
+    t_reduce = w_reduce * (stage.output_bytes / stage.reduce_tasks) / b_reduce
+    return t_map, w_reduce, t_reduce
+
+
+def rack_latency(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike) -> Seconds:
+    """L(r) of one stage on r racks, without bandwidth reservations (thesis §3.1.2)."""
+    r = np.asarray(racks, dtype=np.float64)
+    m = float(cluster.machines_per_rack)
+    nic, oversub = cluster.nic_bandwidth_bytes_per_s, cluster.oversubscription
+    t_map, w_reduce, t_reduce = _map_and_reduce(stage, cluster, r * m)
+    per_machine = stage.shuffle_bytes / (r * m)  # D_i^S x 1/(r m)
+    t_core = per_machine * (r - 1.0) / r / (nic / oversub)  # T_core = D_i^core / (B_M / O)
+    d_local = per_machine / r  # D_i^local = D_i^S x 1/(r m) x 1/r
+    t_local = d_local * (m - 1.0) / m / (nic - nic / oversub)  # T_local, over B_M - B_M/O
+    t_shuffle = w_reduce * np.maximum(t_core, t_local)  # T_shuffle = w_reduce x max{T_core, T_local}
+    return t_map + t_shuffle + t_reduce
+
+
+def shuffle_bandwidth(disk: float, bandwidth: ArrayLike) -> NDArray[np.float64]:
+    """B_shuffle = (1 / Min{B_D, B} + 1 / B_D)^-1 (thesis §3.1.2)."""
+    b = np.asarray(bandwidth, dtype=np.float64)
+    return 1.0 / (1.0 / np.minimum(disk, b) + 1.0 / disk)
+
+
+def reservation_latency(stage: StageSpec, cluster: ClusterSpec, machines: ArrayLike, bandwidth: ArrayLike) -> Seconds:
+    """L(<N, B>) of one stage on N machines with B bytes/s between them (thesis §3.1.2)."""
+    n, b = np.broadcast_arrays(np.asarray(machines, np.float64), np.asarray(bandwidth, np.float64))
+    t_map, w_reduce, t_reduce = _map_and_reduce(stage, cluster, n)
+    if stage.reduce_tasks == 0:
+        return t_map
+    b_shuffle = shuffle_bandwidth(cluster.disk_bandwidth_bytes_per_s, b)
+    t_shuffle = w_reduce * (stage.shuffle_bytes / stage.reduce_tasks) / b_shuffle
+    return t_map + t_shuffle + t_reduce
+
+
+def dag_latency(job: JobSpec, stage_latency: dict[str, Seconds]) -> Seconds:
+    """L_DAG = sum of L_s over the critical path, the longest source-to-sink path (thesis §3.1.3)."""
+    finish: dict[str, Seconds] = {}
+    pending = list(job.stages)
+    while pending:  # stages are acyclic (validated), so each pass settles at least one stage
+        ready = [s for s in pending if all(p in finish for p in s.after)]
+        for s in ready:
+            start = np.maximum.reduce([finish[p] for p in s.after]) if s.after else 0.0
+            finish[s.name] = start + stage_latency[s.name]
+        pending = [s for s in pending if s.name not in finish]
+    return np.maximum.reduce(list(finish.values()))
+
+
+def job_rack_latency(job: JobSpec, cluster: ClusterSpec, racks: ArrayLike) -> Seconds:
+    """L_j(r) of a job (one stage or a DAG) on r racks."""
+    r = np.asarray(racks, dtype=np.float64)
+    return dag_latency(job, {s.name: rack_latency(s, cluster, r) for s in job.stages})
+
+
+def default_alpha(cluster: ClusterSpec) -> float:
+    """alpha = 1 / (bandwidth between one rack and the core), as in the thesis's experiments (§4.3.4)."""
+    return 1.0 / cluster.rack_core_bandwidth_bytes_per_s
+
+
+def latency_table(jobs: list[JobSpec], cluster: ClusterSpec, alpha: float) -> tuple[Seconds, Seconds]:
+    """(L, L') as J x R arrays over r = 1..R, with L'_j(r) = L_j(r) + alpha D_j^I / r (thesis §4.3.4)."""
+    r = np.arange(1, len(cluster.racks) + 1, dtype=np.float64)
+    latency = np.stack([job_rack_latency(j, cluster, r) for j in jobs]) if jobs else np.zeros((0, r.size))
+    inputs = np.array([j.input_bytes for j in jobs], dtype=np.float64)[:, None]
+    return latency, latency + alpha * inputs / r

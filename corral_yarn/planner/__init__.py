@@ -1,0 +1,1 @@
+"""Corral's offline planner (thesis §4.3): provisioning + prioritization, LP lower bounds."""

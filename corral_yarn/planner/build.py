@@ -1,0 +1,107 @@
+"""From predicted jobs and a cluster to a Plan: MRCute latencies -> heuristic -> LP bound -> figures."""
+
+from __future__ import annotations
+
+import logging
+from typing import Callable, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from corral_yarn import __version__
+from corral_yarn.contracts import ClusterSpec, JobSpec, Plan, PlannedJob, Workload
+from corral_yarn.io import inputs_sha256
+from corral_yarn.model import default_alpha, latency_table
+from corral_yarn.planner import fast, reference
+from corral_yarn.planner.bounds import lower_bound
+from corral_yarn.planner.schedule import Scenario, Schedule
+
+log = logging.getLogger(__name__)
+
+PLANNER_VERSION = f"corral-yarn-planner/{__version__}"
+Implementation = Literal["fast", "reference"]
+IMPLEMENTATIONS: dict[str, Callable[[Scenario, NDArray[np.float64], NDArray[np.float64]], Schedule]] = {
+    "fast": fast.plan,
+    "reference": reference.plan,
+}
+
+
+def build_plan(
+    workload: Workload,
+    cluster: ClusterSpec,
+    scenario: Scenario,
+    alpha: float | None = None,
+    implementation: Implementation = "fast",
+    with_bound: bool = True,
+) -> Plan:
+    """Plan ``workload`` on ``cluster``; alpha defaults to 1 / rack-to-core bandwidth (§4.3.4)."""
+    jobs = workload.jobs
+    alpha = default_alpha(cluster) if alpha is None else alpha
+    latency, penalized = latency_table(jobs, cluster, alpha)
+    arrival = np.array([j.arrival_s for j in jobs], dtype=np.float64)
+    log.info("planning %d jobs on %d racks (%s, %s)", len(jobs), len(cluster.racks), scenario, implementation)
+    schedule = IMPLEMENTATIONS[implementation](scenario, penalized, arrival)
+    bound = lower_bound(scenario, penalized, arrival) if with_bound else None
+    digest = inputs_sha256(workload, cluster, {"scenario": scenario, "alpha": alpha, "planner": PLANNER_VERSION})
+    planned = _planned_jobs(jobs, cluster, schedule, latency, penalized, arrival if scenario == "online" else 0 * arrival)
+    rack_bytes = _rack_input_bytes(cluster, planned)
+    return Plan(
+        plan_id=digest[:16],
+        planner_version=PLANNER_VERSION,
+        inputs_sha256=digest,
+        cluster_name=cluster.name,
+        scenario=scenario,
+        objective="makespan" if scenario == "batch" else "mean_completion_time",
+        objective_s=schedule.objective,
+        lower_bound_s=bound,
+        gap=(schedule.objective / bound - 1.0) if bound else None,
+        alpha_s_per_byte=alpha,
+        jobs=planned,
+        rack_input_bytes=rack_bytes,
+        rack_input_cov=_cov(list(rack_bytes.values())),
+        cross_rack_shuffle_bytes=sum(p.cross_rack_shuffle_bytes for p in planned),
+        all_racks_cross_rack_shuffle_bytes=sum(_cross_rack_shuffle(j, len(cluster.racks)) for j in jobs),
+    )
+
+
+def _cross_rack_shuffle(job: JobSpec, racks: int) -> float:
+    # each machine sends (r-1)/r of its shuffle data across the core (MRCute D_i^core, §3.1.2)
+    return job.shuffle_bytes * (racks - 1) / racks
+
+
+def _planned_jobs(jobs: list[JobSpec], cluster: ClusterSpec, s: Schedule, latency: NDArray[np.float64], penalized: NDArray[np.float64], arrival: NDArray[np.float64]) -> list[PlannedJob]:
+    names = cluster.rack_names
+    position = {j: k for k, j in enumerate(s.order)}
+    planned = []
+    for j, job in enumerate(jobs):
+        r = int(s.rack_counts[j])
+        planned.append(
+            PlannedJob(
+                name=job.name,
+                racks=[names[i] for i in s.rack_sets[j]],
+                priority=len(jobs) - position[j],
+                order=position[j],
+                arrival_s=float(arrival[j]),
+                planned_start_s=float(s.start[j]),
+                predicted_duration_s=float(latency[j, r - 1]),
+                planned_finish_s=float(s.start[j] + penalized[j, r - 1]),
+                input_bytes=job.input_bytes,
+                cross_rack_shuffle_bytes=_cross_rack_shuffle(job, r),
+            )
+        )
+    return sorted(planned, key=lambda p: p.order)
+
+
+def _rack_input_bytes(cluster: ClusterSpec, planned: list[PlannedJob]) -> dict[str, float]:
+    """Bytes of the Corral replica per rack: D_j^I / r_j on each rack of R_j."""
+    per_rack = dict.fromkeys(cluster.rack_names, 0.0)
+    for p in planned:
+        for rack in p.racks:
+            per_rack[rack] += p.input_bytes / len(p.racks)
+    return per_rack
+
+
+def _cov(values: list[float]) -> float:
+    """Coefficient of variation, stdev / mean (0 when there is no data)."""
+    arr = np.asarray(values, dtype=np.float64)
+    return float(arr.std() / arr.mean()) if arr.mean() > 0 else 0.0

@@ -1,0 +1,55 @@
+"""The thesis's planning heuristic written literally (§4.3.4, Fig. 4.2): the oracle for the fast one.
+
+It is O(J^2 R^2 log R); use it on small instances and in tests, and ``corral_yarn.planner.fast``
+everywhere else.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from corral_yarn.planner.schedule import Scenario, Schedule, effective_arrival, objective
+
+
+def prioritization_order(scenario: Scenario, counts: NDArray[np.int64], duration: NDArray[np.float64], arrival: NDArray[np.float64]) -> list[int]:
+    """Batch: widest first, then longest; online: earliest arrival, then as batch (§4.3.4)."""
+    jobs = range(counts.size)
+    if scenario == "batch":
+        return sorted(jobs, key=lambda j: (-counts[j], -duration[j], j))
+    return sorted(jobs, key=lambda j: (arrival[j], -counts[j], -duration[j], j))
+
+
+def prioritize(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], counts: NDArray[np.int64]) -> Schedule:
+    """Prioritization phase, Fig. 4.2: each job in order takes the r_j racks that free up first."""
+    n_jobs, n_racks = latency.shape
+    duration = latency[np.arange(n_jobs), counts - 1]
+    arrival = effective_arrival(scenario, arrival)
+    order = prioritization_order(scenario, counts, duration, arrival)
+    free_at = [0.0] * n_racks  # F_i
+    start = np.zeros(n_jobs)
+    rack_sets: list[tuple[int, ...]] = [()] * n_jobs
+    for j in order:
+        chosen = sorted(range(n_racks), key=lambda i: (free_at[i], i))[: counts[j]]  # r_j smallest F_i
+        start[j] = max(max(free_at[i] for i in chosen), arrival[j])  # T_j = max{max F_i, A_j}
+        for i in chosen:
+            free_at[i] = start[j] + duration[j]  # F_i := T_j + L_j(r_j)
+        rack_sets[j] = tuple(sorted(chosen))
+    return Schedule(counts.copy(), tuple(rack_sets), start, tuple(order), objective(scenario, start + duration, arrival))
+
+
+def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64]) -> Schedule:
+    """Provisioning phase (§4.3.4): from r_j = 1, widen the longest job one rack at a time until every
+    job has R racks; prioritize every candidate allocation and keep the first with the best objective."""
+    n_jobs, n_racks = latency.shape
+    counts = np.ones(n_jobs, dtype=np.int64)
+    best = prioritize(scenario, latency, arrival, counts)
+    while True:
+        growable = [j for j in range(n_jobs) if counts[j] < n_racks]
+        if not growable:
+            return best
+        longest = max(growable, key=lambda j: (latency[j, counts[j] - 1], -j))
+        counts[longest] += 1
+        candidate = prioritize(scenario, latency, arrival, counts)
+        if candidate.objective < best.objective:
+            best = candidate
