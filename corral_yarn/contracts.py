@@ -6,6 +6,7 @@ violation becomes one :class:`~corral_yarn.errors.InputError` naming the field (
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveFloat, model_validator
@@ -116,13 +117,19 @@ class StageSpec(_Strict):
             raise ValueError("reduce_tasks is 0 but the stage shuffles data; a map-only stage has shuffle_bytes 0")
         object.__setattr__(self, "shuffle_bytes", shuffle)
         object.__setattr__(self, "output_bytes", output)
+        object.__setattr__(self, "map_selectivity", self.input_bytes / shuffle if shuffle else None)
+        object.__setattr__(self, "reduce_selectivity", shuffle / output if output else None)
         return self
 
 
 def _one_of(size: float | None, selectivity: float | None, upstream: float, size_name: str, sel_name: str) -> float:
-    if (size is None) == (selectivity is None):
-        raise ValueError(f"give exactly one of {size_name} and {sel_name}")
-    return size if size is not None else upstream / selectivity
+    if size is None and selectivity is None:
+        raise ValueError(f"give {size_name} or {sel_name}")
+    if size is None:
+        return upstream / selectivity
+    if selectivity is not None and not math.isclose(size * selectivity, upstream, rel_tol=1e-9):
+        raise ValueError(f"{size_name} {size} and {sel_name} {selectivity} disagree; give one of them")
+    return size
 
 
 _STAGE_FIELDS = set(StageSpec.model_fields) - {"name", "after"}
