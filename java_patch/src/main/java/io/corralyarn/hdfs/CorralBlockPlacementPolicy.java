@@ -1,0 +1,193 @@
+package io.corralyarn.hdfs;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+
+import org.apache.hadoop.fs.StorageType;
+import org.apache.hadoop.hdfs.server.blockmanagement.BlockPlacementPolicy.NotEnoughReplicasException;
+import org.apache.hadoop.hdfs.server.blockmanagement.BlockPlacementPolicyDefault;
+import org.apache.hadoop.hdfs.server.blockmanagement.DatanodeDescriptor;
+import org.apache.hadoop.hdfs.server.blockmanagement.DatanodeStorageInfo;
+import org.apache.hadoop.net.Node;
+import org.apache.hadoop.net.NodeBase;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Corral's data placement (thesis §4.1, §4.5.1): one replica of every block in the writer's rack,
+ * every further replica on a distinct other rack, least-used racks first (the data-balance
+ * refinement of §4.3.4).
+ *
+ * <p>Corral uploads a job's input through a DataNode of one of the job's racks R_j, so "the
+ * writer's rack" is the rack the planner chose. Within that rack the first replica goes to the
+ * least-loaded good node (active transfers plus blocks scheduled, ties broken at random), not
+ * always the writer itself, so one uploader does not fill one disk. When the writer is not a
+ * DataNode, and for any replica this policy cannot place, the behaviour of
+ * {@link BlockPlacementPolicyDefault} applies unchanged: node state (decommissioning, stale, full,
+ * excluded), storage policies and the per-rack limit are all checked by the inherited
+ * {@code chooseRandom}, which every choice here goes through.
+ *
+ * <p>Configure with {@code dfs.block.replicator.classname=io.corralyarn.hdfs.CorralBlockPlacementPolicy}.
+ */
+public class CorralBlockPlacementPolicy extends BlockPlacementPolicyDefault {
+
+  private static final Logger LOG = LoggerFactory.getLogger(CorralBlockPlacementPolicy.class);
+
+  @Override
+  protected Node chooseTargetInOrder(int numOfReplicas, Node writer, Set<Node> excludedNodes,
+      long blocksize, int maxNodesPerRack, List<DatanodeStorageInfo> results,
+      boolean avoidStaleNodes, boolean newBlock, EnumMap<StorageType, Integer> storageTypes)
+      throws NotEnoughReplicasException {
+    boolean writerIsDataNode = writer instanceof DatanodeDescriptor && clusterMap.contains(writer);
+    if (results.isEmpty() && !writerIsDataNode) {
+      return super.chooseTargetInOrder(numOfReplicas, writer, excludedNodes, blocksize,
+          maxNodesPerRack, results, avoidStaleNodes, newBlock, storageTypes);
+    }
+    int remaining = numOfReplicas;
+    if (results.isEmpty()) {
+      DatanodeStorageInfo first = chooseInWriterRack(writer, excludedNodes, blocksize,
+          maxNodesPerRack, results, avoidStaleNodes, storageTypes);
+      remaining--;
+      if (first == null) {
+        LOG.debug("No good node in writer rack {}; first replica placed at random",
+            writer.getNetworkLocation());
+      }
+    }
+    remaining -= chooseOnUnusedRacks(remaining, excludedNodes, blocksize, maxNodesPerRack,
+        results, avoidStaleNodes, storageTypes);
+    if (remaining > 0) {
+      // Fewer usable racks than replicas: the default policy fills up under maxNodesPerRack.
+      chooseRandom(remaining, NodeBase.ROOT, excludedNodes, blocksize, maxNodesPerRack, results,
+          avoidStaleNodes, storageTypes);
+    }
+    return writer instanceof DatanodeDescriptor ? writer : results.get(0).getDatanodeDescriptor();
+  }
+
+  /**
+   * First replica: the least-loaded good node of the writer's rack; if the rack has none, a node
+   * chosen at random anywhere (the default policy's fallback). Returns null in the latter case.
+   */
+  private DatanodeStorageInfo chooseInWriterRack(Node writer, Set<Node> excludedNodes,
+      long blocksize, int maxNodesPerRack, List<DatanodeStorageInfo> results,
+      boolean avoidStaleNodes, EnumMap<StorageType, Integer> storageTypes)
+      throws NotEnoughReplicasException {
+    String rack = writer.getNetworkLocation();
+    DatanodeStorageInfo chosen = chooseOneInRack(rack, byLoad(rack, excludedNodes), excludedNodes,
+        blocksize, maxNodesPerRack, results, avoidStaleNodes, storageTypes);
+    if (chosen != null) {
+      return chosen;
+    }
+    chooseRandom(NodeBase.ROOT, excludedNodes, blocksize, maxNodesPerRack, results,
+        avoidStaleNodes, storageTypes);
+    return null;
+  }
+
+  /**
+   * Places up to {@code count} replicas, one per rack that holds none yet, least-used racks first.
+   * Returns how many were placed.
+   */
+  private int chooseOnUnusedRacks(int count, Set<Node> excludedNodes, long blocksize,
+      int maxNodesPerRack, List<DatanodeStorageInfo> results, boolean avoidStaleNodes,
+      EnumMap<StorageType, Integer> storageTypes) {
+    int placed = 0;
+    Set<String> usedRacks = new HashSet<>();
+    for (DatanodeStorageInfo storage : results) {
+      usedRacks.add(storage.getDatanodeDescriptor().getNetworkLocation());
+    }
+    for (String rack : racksByUsage(blocksize)) {
+      if (placed == count) {
+        break;
+      }
+      if (usedRacks.contains(rack)) {
+        continue;
+      }
+      List<DatanodeDescriptor> candidates = new ArrayList<>(candidatesIn(rack, excludedNodes));
+      Collections.shuffle(candidates);
+      if (chooseOneInRack(rack, candidates, excludedNodes, blocksize, maxNodesPerRack, results,
+          avoidStaleNodes, storageTypes) != null) {
+        usedRacks.add(rack);
+        placed++;
+      }
+    }
+    return placed;
+  }
+
+  /**
+   * Tries the candidates of one rack in order; each try goes through the inherited
+   * {@code chooseRandom} restricted to that single node, so all of the default policy's node
+   * checks apply. Returns the chosen storage or null if no candidate is good.
+   */
+  private DatanodeStorageInfo chooseOneInRack(String rack, List<DatanodeDescriptor> candidates,
+      Set<Node> excludedNodes, long blocksize, int maxNodesPerRack,
+      List<DatanodeStorageInfo> results, boolean avoidStaleNodes,
+      EnumMap<StorageType, Integer> storageTypes) {
+    for (DatanodeDescriptor candidate : candidates) {
+      Set<Node> onlyCandidate = new HashSet<>(excludedNodes);
+      for (DatanodeDescriptor other : candidatesIn(rack, excludedNodes)) {
+        if (other != candidate) {
+          onlyCandidate.add(other);
+        }
+      }
+      try {
+        DatanodeStorageInfo storage = chooseRandom(rack, onlyCandidate, blocksize,
+            maxNodesPerRack, results, avoidStaleNodes, storageTypes);
+        addToExcludedNodes(candidate, excludedNodes);
+        return storage;
+      } catch (NotEnoughReplicasException e) {
+        excludedNodes.add(candidate);
+      }
+    }
+    return null;
+  }
+
+  /** Good-looking nodes of the rack, least active transfers plus scheduled blocks first. */
+  private List<DatanodeDescriptor> byLoad(String rack, Set<Node> excludedNodes) {
+    List<DatanodeDescriptor> nodes = new ArrayList<>(candidatesIn(rack, excludedNodes));
+    Collections.shuffle(nodes);
+    nodes.sort(Comparator.comparingInt(n -> n.getXceiverCount() + n.getBlocksScheduled()));
+    return nodes;
+  }
+
+  private List<DatanodeDescriptor> candidatesIn(String rack, Set<Node> excludedNodes) {
+    List<DatanodeDescriptor> nodes = new ArrayList<>();
+    for (Node node : clusterMap.getLeaves(rack)) {
+      if (node instanceof DatanodeDescriptor && !excludedNodes.contains(node)) {
+        nodes.add((DatanodeDescriptor) node);
+      }
+    }
+    return nodes;
+  }
+
+  /**
+   * All racks, least used first: used fraction of capacity, counting blocks scheduled but not yet
+   * reported (as one block each) so a burst of writes does not pile onto one rack. Ties are broken at random.
+   */
+  private List<String> racksByUsage(long blocksize) {
+    Map<String, long[]> usage = new HashMap<>();
+    for (Node node : clusterMap.getLeaves(NodeBase.ROOT)) {
+      if (!(node instanceof DatanodeDescriptor)) {
+        continue;
+      }
+      DatanodeDescriptor dn = (DatanodeDescriptor) node;
+      long[] used = usage.computeIfAbsent(dn.getNetworkLocation(), r -> new long[2]);
+      used[0] += dn.getDfsUsed() + dn.getBlocksScheduled() * blocksize;
+      used[1] += dn.getCapacity();
+    }
+    List<String> racks = new ArrayList<>(usage.keySet());
+    Collections.shuffle(racks, ThreadLocalRandom.current());
+    racks.sort(Comparator.comparingDouble(r -> fraction(usage.get(r))));
+    return racks;
+  }
+
+  private static double fraction(long[] usedAndCapacity) {
+    return usedAndCapacity[1] <= 0 ? 1.0 : (double) usedAndCapacity[0] / usedAndCapacity[1];
+  }
+}

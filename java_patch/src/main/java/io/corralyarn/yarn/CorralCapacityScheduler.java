@@ -1,0 +1,196 @@
+package io.corralyarn.yarn;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.api.records.SchedulingRequest;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ContainerUpdates;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerApp;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAddedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptAddedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppRemovedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The CapacityScheduler, plus Corral's task placement (thesis §4.1, §4.5.1): an application
+ * tagged with a rack set R_j (see {@link RackSetTags}) gets containers, its AM container included,
+ * only on nodes of R_j. Applications without the tag are untouched. Standard YARN application
+ * priority (given at submission; {@code yarn.cluster.max-application-priority} must be above 0)
+ * orders applications competing for a node of a shared rack, as in the CapacityScheduler.
+ *
+ * <p>The restriction is YARN's own per-application blacklist, holding every rack outside R_j; the
+ * CapacityScheduler skips blacklisted racks on every allocation path. It is recomputed when an
+ * attempt starts, on every allocate call and whenever a node joins or leaves. When the live
+ * NodeManagers of R_j fall to {@value #FALLBACK_FRACTION_DEFAULT} (configurable with
+ * {@value #FALLBACK_FRACTION_KEY}) or less of the machines ever seen there, or no live node of
+ * R_j could hold the AM container, the restriction is lifted for that application (logged and
+ * counted in {@link CorralSchedulerMetrics}) and restored once enough NodeManagers are back.
+ * A malformed tag is logged and the application is scheduled as by the CapacityScheduler.
+ *
+ * <p>Configure with
+ * {@code yarn.resourcemanager.scheduler.class=io.corralyarn.yarn.CorralCapacityScheduler}.
+ */
+public class CorralCapacityScheduler extends CapacityScheduler {
+
+  private static final Logger LOG = LoggerFactory.getLogger(CorralCapacityScheduler.class);
+
+  /** Live fraction of a rack set's NodeManagers at or below which its restriction is lifted. */
+  public static final String FALLBACK_FRACTION_KEY =
+      "yarn.scheduler.corral.rack-set.fallback-live-fraction";
+  public static final double FALLBACK_FRACTION_DEFAULT = 0.5;
+
+  private final ConcurrentMap<ApplicationId, Set<String>> rackSets = new ConcurrentHashMap<>();
+  private final Set<ApplicationId> lifted = ConcurrentHashMap.newKeySet();
+  private volatile double fallbackFraction = FALLBACK_FRACTION_DEFAULT;
+  private volatile CorralSchedulerMetrics metrics;
+
+  @Override
+  public void serviceInit(Configuration conf) throws Exception {
+    double fraction = conf.getDouble(FALLBACK_FRACTION_KEY, FALLBACK_FRACTION_DEFAULT);
+    if (fraction < 0 || fraction >= 1) {
+      throw new IllegalArgumentException(FALLBACK_FRACTION_KEY + " must be in [0, 1), got "
+          + fraction);
+    }
+    fallbackFraction = fraction;
+    metrics = CorralSchedulerMetrics.register();
+    super.serviceInit(conf);
+  }
+
+  @Override
+  public void serviceStop() throws Exception {
+    super.serviceStop();
+    CorralSchedulerMetrics.unregister();
+  }
+
+  /** The scheduler's Corral metrics (for tests and monitoring). */
+  public CorralSchedulerMetrics getCorralMetrics() {
+    return metrics;
+  }
+
+  @Override
+  public void handle(SchedulerEvent event) {
+    switch (event.getType()) {
+      case APP_ADDED:
+        super.handle(event);
+        readRackSet(((AppAddedSchedulerEvent) event).getApplicationId());
+        break;
+      case APP_ATTEMPT_ADDED:
+        super.handle(event);
+        enforce(((AppAttemptAddedSchedulerEvent) event).getApplicationAttemptId()
+            .getApplicationId());
+        break;
+      case APP_REMOVED:
+        super.handle(event);
+        forget(((AppRemovedSchedulerEvent) event).getApplicationID());
+        break;
+      case NODE_ADDED:
+      case NODE_REMOVED:
+        super.handle(event);
+        rackSets.keySet().forEach(this::enforce);
+        break;
+      default:
+        super.handle(event);
+    }
+  }
+
+  @Override
+  public Allocation allocate(ApplicationAttemptId attemptId, List<ResourceRequest> ask,
+      List<SchedulingRequest> schedulingRequests, List<ContainerId> release,
+      List<String> blacklistAdditions, List<String> blacklistRemovals,
+      ContainerUpdates updateRequests) {
+    enforce(attemptId.getApplicationId());
+    return super.allocate(attemptId, ask, schedulingRequests, release, blacklistAdditions,
+        blacklistRemovals, updateRequests);
+  }
+
+  private void readRackSet(ApplicationId appId) {
+    RMApp app = rmContext.getRMApps().get(appId);
+    if (app == null) {
+      return;
+    }
+    try {
+      Set<String> racks = RackSetTags.parse(app.getApplicationTags());
+      if (!racks.isEmpty()) {
+        rackSets.put(appId, racks);
+        metrics.restrictedApplications.incr();
+        LOG.info("{}: confined to rack set {}", appId, racks);
+      }
+    } catch (RackSetTags.MalformedRackSetException e) {
+      metrics.malformedRackSetTags.incr();
+      LOG.warn("{}: malformed Corral rack-set tags {} ({}); scheduling it without a rack set",
+          appId, app.getApplicationTags(), e.getMessage());
+    }
+  }
+
+  private void forget(ApplicationId appId) {
+    if (rackSets.remove(appId) != null && !lifted.remove(appId)) {
+      metrics.restrictedApplications.decr();
+    }
+  }
+
+  /** Brings the application's blacklist in line with its rack set and the racks' health. */
+  private void enforce(ApplicationId appId) {
+    Set<String> racks = rackSets.get(appId);
+    SchedulerApplication<FiCaSchedulerApp> app = getSchedulerApplications().get(appId);
+    FiCaSchedulerApp attempt = app == null ? null : app.getCurrentAppAttempt();
+    if (racks == null || attempt == null) {
+      return;
+    }
+    RackCensus census = RackCensus.of(rmContext);
+    String liftReason = liftReason(appId, racks, attempt, census);
+    List<String> outside = liftReason == null ? census.racksOutside(racks) : List.of();
+    List<String> inside = new ArrayList<>(census.allRacks());
+    inside.removeAll(outside);
+    attempt.updateBlacklist(outside, inside);
+    recordTransition(appId, racks, liftReason);
+  }
+
+  /** Why the restriction must be lifted now, or null if it holds. */
+  private String liftReason(ApplicationId appId, Set<String> racks, FiCaSchedulerApp attempt,
+      RackCensus census) {
+    int all = census.hostsIn(racks);
+    int live = census.liveHostsIn(racks);
+    if (all == 0) {
+      return "no NodeManager was ever seen in racks " + racks;
+    }
+    if (live <= fallbackFraction * all) {
+      return live + " of " + all + " NodeManagers of racks " + racks + " are live (threshold "
+          + fallbackFraction + ")";
+    }
+    if (attempt.isWaitingForAMContainer()) {
+      RMApp app = rmContext.getRMApps().get(appId);
+      List<ResourceRequest> amRequests = app == null ? null : app.getAMResourceRequests();
+      if (amRequests != null && !amRequests.isEmpty()
+          && !census.canHost(racks, amRequests.get(0).getCapability())) {
+        return "no live NodeManager of racks " + racks + " can hold the AM container "
+            + amRequests.get(0).getCapability();
+      }
+    }
+    return null;
+  }
+
+  private void recordTransition(ApplicationId appId, Set<String> racks, String liftReason) {
+    if (liftReason != null && lifted.add(appId)) {
+      metrics.rackSetFallbacks.incr();
+      metrics.restrictedApplications.decr();
+      LOG.warn("{}: rack-set restriction lifted, scheduling anywhere: {}", appId, liftReason);
+    } else if (liftReason == null && lifted.remove(appId)) {
+      metrics.restrictedApplications.incr();
+      LOG.info("{}: enough NodeManagers back; confined to rack set {} again", appId, racks);
+    }
+  }
+}
