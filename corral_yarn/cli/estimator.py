@@ -1,0 +1,167 @@
+"""``corral history ingest``, ``corral estimate`` and ``corral backtest``: the estimator's commands
+(docs/cli.md; design in docs/estimator.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from corral_yarn.errors import InputError
+from corral_yarn.io import save, write_atomic
+from corral_yarn.report.html import publish
+from estimator.backtest import AUTO, backtest, summarize
+from estimator.estimate import EstimateOptions, estimate
+from estimator.fit import disk_bandwidth
+from estimator.identity import RecurringKey
+from estimator.predictors import PREDICTORS, Season, instances
+from estimator.records import IngestReport, JobRun, SkewPolicy
+from estimator.report import render
+from estimator.sources.jobhistory import JobHistorySource
+from estimator.sources.rm import ResourceManagerSource
+from estimator.sources.swim import DEFAULT_START, read_swim
+from estimator.sources.tabular import read_csv, read_json
+from estimator.store import HistoryStore
+
+log = logging.getLogger(__name__)
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
+_UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_time(text: str) -> datetime:
+    """An ISO 8601 time (UTC when it has no zone)."""
+    try:
+        t = datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"not an ISO 8601 time: {text!r} (e.g. 2026-11-22T00:00:00Z)") from None
+    return t.replace(tzinfo=UTC) if t.tzinfo is None else t
+
+
+def parse_duration(text: str) -> timedelta:
+    """A duration: a number with an optional unit s, m, h, d or w (seconds by default)."""
+    if not (m := _DURATION.match(text)) or float(m.group(1)) <= 0:
+        raise InputError(f"not a positive duration: {text!r} (e.g. 3600, 90m, 24h, 1d)")
+    return timedelta(seconds=float(m.group(1)) * _UNIT_S[m.group(2)])
+
+
+def _season(args: argparse.Namespace) -> Season:
+    return Season(
+        period_s=parse_duration(args.period).total_seconds(),
+        window_s=parse_duration(args.window).total_seconds(),
+        lookback_days=args.lookback,
+        split_weekend=not args.no_weekend_split,
+        min_history=args.min_history,
+    )
+
+
+def _add_season_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("recurrence (thesis §2.2: same time of day over previous days)")
+    g.add_argument("--period", default="1d", help="length of a 'day' (default 1d; SWIM's one-hour samples: 1h)")
+    g.add_argument("--window", default="30m", help="how far from the same time of day a run still matches (default 30m)")
+    g.add_argument("--lookback", type=int, default=5, help="previous days of the same type to average over (default 5)")
+    g.add_argument("--no-weekend-split", action="store_true", help="do not keep weekdays and weekends apart")
+    g.add_argument("--min-history", type=int, default=2, help="matching previous days needed for a prediction (default 2)")
+
+
+def _read_source(args: argparse.Namespace, report: IngestReport, store: HistoryStore) -> list[JobRun]:
+    key = RecurringKey(mode=args.key, pattern=args.key_pattern)
+    if args.jobhistory:
+        return JobHistorySource(args.jobhistory, key, tasks=not args.no_tasks).read(report, skip_ids=store.run_ids())
+    if args.rm:
+        return ResourceManagerSource(args.rm, key).read(report)
+    if args.swim:
+        return read_swim(args.swim, report, start=parse_time(args.swim_start))
+    if args.csv:
+        return read_csv(args.csv, key, report)
+    return read_json(args.json, key, report)
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    store = HistoryStore(args.store)
+    report = IngestReport()
+    runs = _read_source(args, report, store)
+    store.append(runs, report, SkewPolicy(tolerance=timedelta(seconds=args.skew_tolerance)))
+    print(f"ingested into {args.store}: {report.summary()}")
+    return 0
+
+
+def _estimate(args: argparse.Namespace) -> int:
+    if args.slack < 0:
+        raise InputError(f"--slack must be >= 0 (got {args.slack})")
+    options = EstimateOptions(
+        at=parse_time(args.at),
+        horizon=parse_duration(args.horizon),
+        predictor=args.predictor,
+        slack=args.slack,
+        season=_season(args),
+        default_map_rate_bytes_per_s=args.default_map_rate,
+        default_reduce_rate_bytes_per_s=args.default_reduce_rate,
+    )
+    runs = HistoryStore(args.store).runs()
+    result = estimate(runs, options)
+    save(result.workload, args.out)
+    if args.details:
+        write_atomic(args.details, json.dumps({"jobs": result.details, "defaults_used": dict(result.defaults_used)}, indent=2) + "\n")
+    if args.disk_bandwidth_out:
+        write_atomic(args.disk_bandwidth_out, json.dumps(disk_bandwidth([r for r in runs if r.submit_time < options.at]), indent=2) + "\n")
+    print(f"wrote {len(result.workload.jobs)} predicted jobs to {args.out}")
+    return 0
+
+
+def _backtest(args: argparse.Namespace) -> int:
+    season = _season(args)
+    points = backtest(instances(HistoryStore(args.store).runs()), season)
+    if not points:
+        raise InputError(f"no instance in {args.store} has {season.min_history} matching runs on previous days; nothing to backtest")
+    summary = summarize(points)
+    index = publish(args.out, render(points, summary, f"store {args.store}; {len({p.key for p in points})} recurring jobs"))
+    for name, row in summary.items():
+        print(f"{name:7s} points {int(row['points']):6d}  input error mean {100 * row['input_bytes_mape']:.1f} %  median {100 * row['input_bytes_median_ape']:.1f} %")
+    print(f"report: {index}")
+    return 0
+
+
+def _add_ingest(history: argparse._SubParsersAction) -> None:
+    p = history.add_parser("ingest", help="append job runs from a source to the history store (idempotent)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--jobhistory", metavar="URL", help="MapReduce JobHistory server, e.g. http://host:19888")
+    src.add_argument("--rm", metavar="URL", help="YARN ResourceManager (non-MapReduce apps), e.g. http://host:8088")
+    src.add_argument("--swim", metavar="FILE", help="SWIM trace (TSV); jobs grouped by size class, see docs/estimator.md")
+    src.add_argument("--csv", metavar="FILE", help="CSV import (header row; columns in docs/estimator.md)")
+    src.add_argument("--json", metavar="FILE", help="JSON array or JSON Lines import (fields in docs/estimator.md)")
+    p.add_argument("--store", required=True, metavar="DIR", help="history store directory (created if absent)")
+    p.add_argument("--key", choices=["name", "input_path", "pattern"], default="name", help="recurring-job identity (default: name with dates and ids stripped)")
+    p.add_argument("--key-pattern", metavar="REGEX", help="with --key pattern: the key is the regex's first group in the job name")
+    p.add_argument("--swim-start", default=DEFAULT_START.isoformat(), metavar="TIME", help="wall-clock time of the SWIM trace's second 0 (default 2009-10-01T00:00Z)")
+    p.add_argument("--no-tasks", action="store_true", help="JobHistory: skip per-task samples (faster; no MRCute rate fit)")
+    p.add_argument("--skew-tolerance", type=float, default=5.0, metavar="S", help="clock skew clamped up to S seconds; larger skips the run (default 5)")
+    p.set_defaults(func=_ingest)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``history ingest``, ``estimate`` and ``backtest``."""
+    history = subparsers.add_parser("history", help="the job history store").add_subparsers(title="history commands", metavar="COMMAND", required=True)
+    _add_ingest(history)
+
+    p = subparsers.add_parser("estimate", help="predict the recurring jobs of a planning period as a jobs file for 'corral plan'")
+    p.add_argument("--store", required=True, metavar="DIR", help="history store directory")
+    p.add_argument("--at", required=True, metavar="TIME", help="start of the planning period, ISO 8601 (UTC without a zone)")
+    p.add_argument("--horizon", required=True, metavar="H", help="length of the period, e.g. 24h, 1d, 90m")
+    p.add_argument("--out", required=True, metavar="FILE", help="jobs file to write (corral-yarn/jobs/v1)")
+    p.add_argument("--slack", type=float, default=0.0, metavar="F", help="scale predicted sizes by 1+F against prediction errors (default 0)")
+    p.add_argument("--predictor", choices=[AUTO, *PREDICTORS], default=AUTO, help="auto: per job, the best in a rolling backtest (default)")
+    p.add_argument("--details", metavar="FILE", help="also write per-job predictor, matched runs, intervals and MRCute fit (JSON)")
+    p.add_argument("--disk-bandwidth-out", metavar="FILE", help="also write B_D per machine fitted from task samples (JSON)")
+    p.add_argument("--default-map-rate", type=float, default=50e6, metavar="B/S", help="B_map^P for jobs without task samples (default 5e7)")
+    p.add_argument("--default-reduce-rate", type=float, default=50e6, metavar="B/S", help="B_reduce^P for jobs without task samples (default 5e7)")
+    _add_season_options(p)
+    p.set_defaults(func=_estimate)
+
+    p = subparsers.add_parser("backtest", help="rolling backtest of the predictors on the store: HTML/PNG report")
+    p.add_argument("--store", required=True, metavar="DIR", help="history store directory")
+    p.add_argument("--out", required=True, type=Path, metavar="DIR", help="report directory to write")
+    _add_season_options(p)
+    p.set_defaults(func=_backtest)

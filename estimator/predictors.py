@@ -1,0 +1,173 @@
+"""Predictors of the next instances of a recurring job (thesis §2.2).
+
+The paper predicts a job submitted at a time of day (e.g. 2 PM) by averaging the same job at the same
+time of day over several previous days, weekdays and weekends apart. Every predictor here shares that
+matching — the same job, nearest to the same time of day within ``window_s``, on each of the previous
+``lookback_days`` days of the same day type — and differs only in how it aggregates the matches:
+
+* ``paper``:  the mean of the matches (thesis §2.2);
+* ``median``: their median, robust to one odd day;
+* ``ses``:    seasonal simple exponential smoothing over the matches, oldest to newest, which follows
+  a trend (a job whose input grows week over week) that the mean lags behind.
+
+A "day" is ``period_s`` long (86,400 s; the SWIM benchmark uses one-hour pseudo-days) and starts at
+UTC midnight; weekday/weekend is the UTC calendar day's.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import numpy as np
+
+from estimator.records import SUCCEEDED, JobRun
+
+QUANTITIES = ("input_bytes", "shuffle_bytes", "output_bytes")
+Aggregate = Callable[[np.ndarray], float]
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One successful, sized, non-profiling run of a recurring job."""
+
+    time: datetime
+    input_bytes: float
+    shuffle_bytes: float
+    output_bytes: float
+    run: JobRun
+
+
+def instances(runs: Sequence[JobRun]) -> dict[str, list[Instance]]:
+    """The instances of each recurring job, oldest first (failed, unsized and profiling runs left out)."""
+    by_key: dict[str, list[Instance]] = defaultdict(list)
+    for r in sorted(runs, key=lambda r: r.submit_time):
+        if r.outcome == SUCCEEDED and r.has_sizes and not r.is_profile:
+            by_key[r.recurring_key].append(Instance(r.submit_time, float(r.input_bytes), float(r.shuffle_bytes), float(r.output_bytes), r))
+    return dict(by_key)
+
+
+@dataclass(frozen=True)
+class Season:
+    """What "the same time on previous days" means."""
+
+    period_s: float = 86_400.0
+    window_s: float = 1_800.0
+    lookback_days: int = 5
+    split_weekend: bool = True
+    min_history: int = 2
+
+    def day(self, t: datetime) -> int:
+        return math.floor(t.timestamp() / self.period_s)
+
+    def offset(self, t: datetime) -> float:
+        """Seconds since the start of t's day (its "time of day")."""
+        return t.timestamp() - self.day(t) * self.period_s
+
+    def start(self, day: int) -> datetime:
+        return datetime.fromtimestamp(day * self.period_s, tz=UTC)
+
+    def day_type(self, day: int) -> str:
+        if not self.split_weekend:
+            return "all"
+        return "weekend" if self.start(day).weekday() >= 5 else "weekday"
+
+    def previous_days(self, day: int) -> list[int]:
+        """The ``lookback_days`` days of ``day``'s type before it, newest first."""
+        kind, days, d = self.day_type(day), [], day - 1
+        while len(days) < self.lookback_days and d > day - 7 * self.lookback_days - 7:
+            if self.day_type(d) == kind:
+                days.append(d)
+            d -= 1
+        return days
+
+
+class History:
+    """The instances of one recurring job, indexed by day and time of day for matching."""
+
+    def __init__(self, items: Sequence[Instance], season: Season) -> None:
+        self.season = season
+        by_day: dict[int, list[tuple[float, Instance]]] = defaultdict(list)
+        for i in items:
+            by_day[season.day(i.time)].append((season.offset(i.time), i))
+        self.by_day = {d: sorted(v, key=lambda pair: pair[0]) for d, v in by_day.items()}
+        self.offsets = {d: [o for o, _ in v] for d, v in self.by_day.items()}
+
+    def on_day(self, day: int) -> list[Instance]:
+        return [i for _, i in self.by_day.get(day, ())]
+
+    def _nearest(self, day: int, offset: float, before: datetime | None) -> Instance | None:
+        pairs, offsets, window = self.by_day.get(day, []), self.offsets.get(day, []), self.season.window_s
+        if before is None:  # the two neighbours of offset in time-of-day order
+            k = bisect.bisect_left(offsets, offset)
+            near = [pairs[j] for j in (k - 1, k) if 0 <= j < len(pairs) and abs(offsets[j] - offset) <= window]
+        else:  # estimation at a time inside a day: only what had run by then
+            near = [(o, i) for o, i in pairs if abs(o - offset) <= window and i.time < before]
+        return min(near, key=lambda pair: abs(pair[0] - offset))[1] if near else None
+
+    def matches(self, day: int, offset: float, before: datetime | None = None) -> list[Instance]:
+        """Per previous same-type day, the instance nearest to ``offset`` within the window; oldest first."""
+        found = [i for d in self.season.previous_days(day) if (i := self._nearest(d, offset, before)) is not None]
+        return found[::-1]
+
+
+def mean(x: np.ndarray) -> float:
+    # thesis §2.2: the average over the same time of day on previous days of the same day type
+    return float(np.mean(x))
+
+
+def median(x: np.ndarray) -> float:
+    return float(np.median(x))
+
+
+def ses(x: np.ndarray, alpha: float = 0.5) -> float:
+    """Simple exponential smoothing, level := alpha x + (1 - alpha) level, oldest to newest."""
+    level = float(x[0])
+    for v in x[1:]:
+        level = alpha * float(v) + (1.0 - alpha) * level
+    return level
+
+
+PREDICTORS: dict[str, Aggregate] = {"paper": mean, "median": median, "ses": ses}
+
+
+def predict(matched: Sequence[Instance], predictor: str, quantity: str) -> float:
+    """One quantity of the next instance from the matched instances (oldest first)."""
+    return PREDICTORS[predictor](np.array([getattr(i, quantity) for i in matched], dtype=np.float64))
+
+
+def predict_offset(matched: Sequence[Instance], predictor: str, season: Season) -> float:
+    """The time of day of the next instance, aggregated like the sizes."""
+    return PREDICTORS[predictor](np.array([season.offset(i.time) for i in matched], dtype=np.float64))
+
+
+def slots(history: History, day: int, before: datetime) -> list[list[Instance]]:
+    """The recurring submission slots of ``day``: times of day the job ran at on at least half of
+    the previous same-type days (and at least ``min_history`` of them), each as its matched instances.
+
+    Instances are grouped greedily in time-of-day order, a group spanning at most ``window_s``.
+    """
+    season = history.season
+    days = season.previous_days(day)
+    seen = sorted(
+        (i for d in days for i in history.on_day(d) if i.time < before),
+        key=lambda i: season.offset(i.time),
+    )
+    groups: list[list[Instance]] = []
+    for i in seen:
+        if groups and season.offset(i.time) - season.offset(groups[-1][0].time) <= season.window_s:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    need = max(season.min_history, math.ceil(len(days) / 2))
+    result: dict[tuple[str, ...], list[Instance]] = {}
+    for group in groups:
+        centre = float(np.median([season.offset(i.time) for i in group]))
+        matched = history.matches(day, centre, before)
+        if len(matched) >= need:
+            result.setdefault(tuple(i.run.run_id for i in matched), matched)
+    return list(result.values())

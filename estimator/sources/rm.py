@@ -1,0 +1,48 @@
+"""The YARN ResourceManager apps REST API (``/ws/v1/cluster/apps``) as a history source for
+non-MapReduce applications (MapReduce jobs come with their counters from the JobHistory server).
+
+The RM knows when an application was submitted, launched and finished and its final status, but
+not its bytes: these runs feed arrival prediction, and the sizes of their jobs stay unknown.
+"""
+
+from __future__ import annotations
+
+from estimator.identity import RecurringKey
+from estimator.records import IngestReport, JobRun
+from estimator.sources.rest import RestReader, from_ms, items
+
+FINISHED_STATES = "FINISHED,FAILED,KILLED"
+
+
+class ResourceManagerSource:
+    """Reads finished non-MapReduce applications from a ResourceManager (e.g. ``http://host:8088``)."""
+
+    def __init__(self, url: str, key: RecurringKey, reader: RestReader | None = None) -> None:
+        self.rest = reader or RestReader(url)
+        self.key = key
+
+    def read(self, report: IngestReport) -> list[JobRun]:
+        runs = []
+        for app in items(self.rest.get("/ws/v1/cluster/apps", states=FINISHED_STATES), "apps", "app"):
+            report.read += 1
+            if app.get("applicationType", "").upper() == "MAPREDUCE":
+                report.skip("MapReduce app (ingest it from the JobHistory server)", app.get("id", "?"))
+                continue
+            if (submit := from_ms(app.get("startedTime"))) is None:
+                report.skip("missing submit time", app.get("id", "?"))
+                continue
+            name = app.get("name") or app["id"]
+            runs.append(
+                JobRun(
+                    run_id=f"rm:{app['id']}",
+                    recurring_key=self.key.key(name),
+                    name=name,
+                    source=f"rm:{self.rest.base_url}",
+                    submit_time=submit,
+                    start_time=from_ms(app.get("launchTime")),
+                    finish_time=from_ms(app.get("finishedTime")),
+                    outcome=app.get("finalStatus") or app.get("state", "UNKNOWN"),
+                    application_type=app.get("applicationType", "UNKNOWN"),
+                )
+            )
+        return runs
