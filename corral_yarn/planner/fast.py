@@ -23,7 +23,6 @@ from corral_yarn.planner.provisioning import SAFETY, lower_bounds, provisioning
 from corral_yarn.planner.reference import prioritize
 from corral_yarn.planner.schedule import Scenario, Schedule, effective_arrival
 
-CHECKPOINT_EVERY = 32  # jobs between saved prefix states
 Key = tuple[float | int, ...]
 # (jobs prioritized, free-time groups as (-F ascending, racks), max finish, sum of completions)
 Checkpoint = tuple[int, list[float], list[int], float, float]
@@ -32,12 +31,12 @@ Checkpoint = tuple[int, list[float], list[int], float, float]
 class IncrementalPrioritization:
     """Prioritization (Fig. 4.2) of a run of candidates that each widen one job by one rack."""
 
-    def __init__(self, scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64]) -> None:
+    def __init__(self, scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], checkpoint_every: int = 32) -> None:
         n_jobs, n_racks = latency.shape
+        self.checkpoint_every = checkpoint_every  # jobs between saved prefix states
         self.online = scenario == "online"
-        self.rows: list[list[float]] = latency.tolist()
         self.count = [1] * n_jobs  # r_j
-        self.duration = [row[0] for row in self.rows]  # L_j(r_j)
+        self.duration: list[float] = latency[:, 0].tolist()  # L_j(r_j)
         self.arrival: list[float] = effective_arrival(scenario, arrival).tolist()  # A_j
         self.key = [self._order_key(j) for j in range(n_jobs)]
         self.order = sorted(self.key)  # the prioritization order, as sort keys ending in j
@@ -51,12 +50,12 @@ class IncrementalPrioritization:
             return (self.arrival[j], -self.count[j], -self.duration[j], j)
         return (-self.count[j], -self.duration[j], j)
 
-    def widen(self, j: int) -> None:
-        """r_j += 1: move j in the order and forget every prefix state that includes a changed position."""
+    def widen(self, j: int, duration: float) -> None:
+        """r_j += 1, now lasting ``duration``: move j in the order, forget prefix states it changes."""
         old = bisect_left(self.order, self.key[j])
         del self.order[old]
         self.count[j] += 1
-        self.duration[j] = self.rows[j][self.count[j] - 1]
+        self.duration[j] = duration
         self.key[j] = self._order_key(j)
         new = bisect_left(self.order, self.key[j])
         self.order.insert(new, self.key[j])
@@ -112,7 +111,7 @@ class IncrementalPrioritization:
             if max_finish >= max_finish_limit or total > completion_limit:
                 self.aborted_at = position
                 return None
-            if position % CHECKPOINT_EVERY == 0:
+            if position % self.checkpoint_every == 0:
                 self.checkpoints.append((position, neg_free.copy(), racks.copy(), max_finish, total))
         return math.fsum(completion) / n_jobs if self.online else max_finish
 
@@ -124,19 +123,25 @@ def _check(latency: NDArray[np.float64], arrival: NDArray[np.float64]) -> None:
         raise PlanningError("latencies must be finite and >= 0, arrivals finite")
 
 
-def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64]) -> Schedule:
-    """Same contract and answer as ``reference.plan``: the first candidate with the best objective."""
+def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], checkpoint_every: int = 32, steps_per_chunk: int = 1 << 16) -> Schedule:
+    """Same contract and answer as ``reference.plan``: the first candidate with the best objective.
+
+    ``checkpoint_every`` and ``steps_per_chunk`` tune speed and memory only (tests make them small)."""
     _check(latency, arrival)
     prov = provisioning(latency)
-    bound = lower_bounds(scenario, latency, arrival, prov).tolist()
-    run = IncrementalPrioritization(scenario, latency, arrival)
-    best, winner = run.objective(math.inf), 0
-    assert best is not None  # nothing aborts against an infinite bound
-    for k, j in enumerate(prov.widened.tolist(), start=1):
-        run.widen(j)
-        if bound[k] >= best or run.hopeless:
-            continue
-        value = run.objective(best)
-        if value is not None and value < best:
-            best, winner = value, k
+    bounds = lower_bounds(scenario, latency, arrival, prov)
+    run = IncrementalPrioritization(scenario, latency, arrival, checkpoint_every)
+    first_value = run.objective(math.inf)  # nothing gives up against an infinite best
+    best, winner = math.inf if first_value is None else first_value, 0
+    for first in range(1, prov.candidates, steps_per_chunk):  # chunks bound the memory of Python lists
+        steps = slice(first - 1, min(first - 1 + steps_per_chunk, prov.candidates - 1))
+        jobs, counts = prov.widened[steps], prov.new_count[steps]
+        chunk = zip(range(first, first + jobs.size), jobs.tolist(), latency[jobs, counts - 1].tolist(), bounds[first : first + jobs.size].tolist())
+        for k, j, duration, bound in chunk:
+            run.widen(j, duration)
+            if bound >= best or run.hopeless:
+                continue
+            value = run.objective(best)
+            if value is not None and value < best:
+                best, winner = value, k
     return prioritize(scenario, latency, arrival, prov.counts(winner, latency.shape[0]))

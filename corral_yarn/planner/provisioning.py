@@ -7,7 +7,6 @@ with the longest L_j(r_j) among those with r_j < R (ties: lowest index), exactly
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,28 +37,26 @@ class Provisioning:
 
 
 def provisioning(latency: NDArray[np.float64]) -> Provisioning:
-    """Widen the longest growable job one rack at a time until every job has R racks (§4.3.4)."""
+    """Widen the longest growable job one rack at a time until every job has R racks (§4.3.4).
+
+    Read as a merge: job j at r_j = c offers L_j(c); the longest offer goes next, ties to the lowest j.
+    An offer above an earlier offer of the same job is taken right after it (it beats every other
+    offer that one beat), so each offer is ranked by the running minimum of its job's offers, and a
+    stable sort by that rank (job-major, then c) gives the reference's sequence without a heap.
+    """
     n_jobs, n_racks = latency.shape
-    rows = latency.tolist()
-    steps = n_jobs * (n_racks - 1)
-    widened = np.empty(steps, dtype=np.int64)
-    new_count = np.empty(steps, dtype=np.int64)
-    longest = np.empty(steps + 1)
-    grown = max((row[-1] for row in rows), default=-np.inf) if n_racks == 1 else -np.inf  # jobs at r = R
-    heap = [(-row[0], j) for j, row in enumerate(rows)] if n_racks > 1 else []
-    heapq.heapify(heap)
-    longest[0] = max(-heap[0][0], grown) if heap else grown
-    counts = [1] * n_jobs
-    for k in range(steps):
-        _, j = heapq.heappop(heap)  # longest L_j(r_j), then lowest j
-        r = counts[j] = counts[j] + 1
-        widened[k], new_count[k] = j, r
-        if r < n_racks:
-            heapq.heappush(heap, (-rows[j][r - 1], j))
-        elif rows[j][r - 1] > grown:
-            grown = rows[j][r - 1]
-        longest[k + 1] = max(-heap[0][0], grown) if heap else grown
-    return Provisioning(widened, new_count, longest)
+    offers = latency[:, :-1]  # L_j(c) for c = 1..R-1
+    rank = np.minimum.accumulate(offers, axis=1).ravel()
+    taken = np.argsort(-rank, kind="stable")
+    widened = taken // max(n_racks - 1, 1)
+    new_count = taken % max(n_racks - 1, 1) + 2
+    next_offer = np.append(offers.ravel()[taken], -np.inf)  # the longest growable job before each step
+    at_full = np.full(taken.size + 1, -np.inf)  # L_j(R) of the jobs that reached R racks so far
+    at_full[1:] = np.where(new_count == n_racks, latency[widened, n_racks - 1], -np.inf)
+    if n_racks == 1 and n_jobs:
+        at_full[0] = latency[:, 0].max()
+    longest = np.maximum(next_offer, np.maximum.accumulate(at_full))
+    return Provisioning(widened.astype(np.int64), new_count.astype(np.int64), longest)
 
 
 def _running_sums(first: NDArray[np.float64], step: NDArray[np.float64]) -> NDArray[np.float64]:

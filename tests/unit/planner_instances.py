@@ -1,0 +1,67 @@
+"""Hypothesis strategies for planner inputs: latency tables L_j(r) (J x R) and arrival times A_j."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+from numpy.typing import NDArray
+
+from corral_yarn.contracts import JobSpec, StageSpec
+from corral_yarn.model import latency_table
+from corral_yarn.workloads import example_cluster
+
+Instance = tuple[NDArray[np.float64], NDArray[np.float64]]
+
+
+@st.composite
+def _mrcute_job(draw: st.DrawFn, index: int) -> JobSpec:
+    """A random MapReduce job; about one in three is map-only (zero shuffle)."""
+    map_tasks = draw(st.integers(1, 400))
+    map_only = draw(st.integers(0, 2)) == 0
+    stage = StageSpec(
+        name="main",
+        input_bytes=float(map_tasks * draw(st.sampled_from([1e6, 64e6, 128e6]))),
+        map_selectivity=None if map_only else draw(st.sampled_from([0.25, 1.0, 4.0])),
+        shuffle_bytes=0.0 if map_only else None,
+        output_bytes=0.0 if map_only else None,
+        reduce_selectivity=None if map_only else draw(st.sampled_from([0.25, 1.0, 4.0])),
+        map_tasks=map_tasks,
+        reduce_tasks=0 if map_only else draw(st.integers(1, 100)),
+        map_rate_bytes_per_s=draw(st.sampled_from([20e6, 50e6])),
+        reduce_rate_bytes_per_s=draw(st.sampled_from([20e6, 50e6])),
+    )
+    return JobSpec(name=f"j{index}", stages=[stage])
+
+
+@st.composite
+def latencies(draw: st.DrawFn, n_jobs: int, n_racks: int) -> NDArray[np.float64]:
+    """Tables of every kind the planner must handle, including ties and non-monotone L_j."""
+    kind = draw(st.sampled_from(["ties", "floats", "monotone", "identical", "mrcute"]))
+    shape = (n_jobs, n_racks)
+    if kind == "mrcute":
+        cluster = example_cluster(racks=n_racks, machines_per_rack=draw(st.integers(1, 4)))
+        jobs = [draw(_mrcute_job(i)) for i in range(n_jobs)]
+        alpha = draw(st.sampled_from([0.0, 1e-9]))
+        return latency_table(jobs, cluster, alpha)[1]
+    if kind == "floats":  # distinct values, rows in any order (non-monotone)
+        return np.array(draw(st.lists(st.floats(0.0, 100.0), min_size=n_jobs * n_racks, max_size=n_jobs * n_racks))).reshape(shape)
+    ints = np.array(draw(st.lists(st.integers(0, 4), min_size=n_jobs * n_racks, max_size=n_jobs * n_racks)), dtype=np.float64).reshape(shape)
+    if kind == "monotone":
+        return -np.sort(-ints, axis=1) + 1.0
+    if kind == "identical":
+        return np.repeat(ints[:1], n_jobs, axis=0)
+    return ints
+
+
+@st.composite
+def arrivals(draw: st.DrawFn, n_jobs: int) -> NDArray[np.float64]:
+    """All equal, a few distinct values (ties), or arbitrary times."""
+    values = draw(st.one_of(st.just([0.0] * n_jobs), st.lists(st.sampled_from([0.0, 1.0, 2.5]), min_size=n_jobs, max_size=n_jobs), st.lists(st.floats(0.0, 50.0), min_size=n_jobs, max_size=n_jobs)))
+    return np.array(values, dtype=np.float64)
+
+
+@st.composite
+def instances(draw: st.DrawFn, max_jobs: int = 7, max_racks: int = 6) -> Instance:
+    n_jobs = draw(st.integers(1, max_jobs))
+    n_racks = draw(st.integers(1, max_racks))
+    return draw(latencies(n_jobs, n_racks)), draw(arrivals(n_jobs))

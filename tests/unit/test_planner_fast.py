@@ -1,0 +1,65 @@
+"""The fast planner returns exactly the reference's Schedule (thesis §4.3.4, Fig. 4.2)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from planner_instances import Instance, instances
+
+from corral_yarn.errors import PlanningError
+from corral_yarn.model import default_alpha, latency_table
+from corral_yarn.planner import fast, reference
+from corral_yarn.planner.schedule import SCENARIOS, Scenario
+from corral_yarn.workloads import example_cluster, w1_like
+
+
+def assert_same(scenario: Scenario, latency: np.ndarray, arrival: np.ndarray, **tuning: int) -> None:
+    expected = reference.plan(scenario, latency, arrival)
+    got = fast.plan(scenario, latency, arrival, **tuning)
+    assert got.same_as(expected), (scenario, latency.tolist(), arrival.tolist(), got, expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(instances(), st.sampled_from(SCENARIOS))
+def test_fast_equals_reference(instance: Instance, scenario: Scenario) -> None:
+    assert_same(scenario, *instance)
+
+
+@settings(max_examples=100, deadline=None)
+@given(instances(max_jobs=12, max_racks=4), st.sampled_from(SCENARIOS), st.integers(1, 4), st.integers(1, 5))
+def test_fast_equals_reference_resuming_from_checkpoints(instance: Instance, scenario: Scenario, every: int, chunk: int) -> None:
+    # tiny checkpoint intervals and chunks exercise resuming mid-order and chunk boundaries
+    assert_same(scenario, *instance, checkpoint_every=every, steps_per_chunk=chunk)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize("span", [0.0, 300.0])
+def test_fast_equals_reference_on_a_w1_like_workload(scenario: Scenario, span: float) -> None:
+    cluster = example_cluster(racks=8, machines_per_rack=4)
+    jobs = w1_like(40, seed=3, arrival_span_s=span).jobs
+    latency = latency_table(jobs, cluster, default_alpha(cluster))[1]
+    arrival = np.array([j.arrival_s for j in jobs])
+    assert_same(scenario, latency, arrival)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_many_identical_jobs(scenario: Scenario) -> None:
+    latency = np.tile([6.0, 3.0, 3.0, 2.0], (40, 1))
+    assert_same(scenario, latency, np.zeros(40), checkpoint_every=3)
+
+
+@pytest.mark.parametrize(
+    ("latency", "arrival"),
+    [
+        (np.array([[1.0, -1.0]]), np.zeros(1)),
+        (np.array([[np.nan, 1.0]]), np.zeros(1)),
+        (np.array([[1.0, 2.0]]), np.array([np.inf])),
+        (np.ones((2, 2)), np.zeros(3)),
+        (np.ones((2, 0)), np.zeros(2)),
+    ],
+)
+def test_rejects_tables_it_cannot_plan_exactly(latency: np.ndarray, arrival: np.ndarray) -> None:
+    with pytest.raises(PlanningError):
+        fast.plan("batch", latency, arrival)
