@@ -1,0 +1,83 @@
+"""Where the Hadoop services are, and one object holding a client for each of them.
+
+Addresses come from flags or from a cluster description JSON (the embedded cluster writes one:
+keys ``webhdfs``, ``resourcemanager``, ``jobhistory``; see docs/minicluster.md).
+"""
+
+from __future__ import annotations
+
+import getpass
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from corral_yarn.cluster.history import JobHistory
+from corral_yarn.cluster.mapreduce import ClientConfiguration, MapReduceSubmitter
+from corral_yarn.cluster.rest import Retry
+from corral_yarn.cluster.rm import ResourceManager
+from corral_yarn.cluster.topology import Topology, discover
+from corral_yarn.cluster.upload import RackAwareUploader
+from corral_yarn.cluster.webhdfs import WebHdfs
+from corral_yarn.errors import InputError
+from corral_yarn.io import load
+
+
+def http_url(address: str) -> str:
+    """``host:port`` or a URL -> a URL (http:// added when missing)."""
+    return address if "://" in address else f"http://{address}"
+
+
+class Endpoints(BaseModel):
+    """HTTP addresses of the NameNode (WebHDFS and JMX), the ResourceManager and the JobHistory server."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    webhdfs: str
+    resourcemanager: str
+    jobhistory: str | None = None
+
+    @classmethod
+    def from_cluster_json(cls, path: str | Path) -> Endpoints:
+        return load(cls, path)
+
+
+@dataclass
+class Cluster:
+    """Clients of one Hadoop cluster, sharing a user, timeout and retry policy."""
+
+    endpoints: Endpoints
+    user: str | None = None  # None: the user the RM attributes our requests to (its /userinfo)
+    timeout_s: float = 30.0
+    retry: Retry = Retry()
+    threads: int = 4
+    progress: bool = True
+
+    @cached_property
+    def rm(self) -> ResourceManager:
+        return ResourceManager(http_url(self.endpoints.resourcemanager), user=self.user, timeout_s=self.timeout_s, retry=self.retry)
+
+    @cached_property
+    def hdfs_user(self) -> str:
+        return self.user or self.rm.user() or getpass.getuser()
+
+    @cached_property
+    def hdfs(self) -> WebHdfs:
+        return WebHdfs(http_url(self.endpoints.webhdfs), user=self.hdfs_user, timeout=self.timeout_s)
+
+    @cached_property
+    def history(self) -> JobHistory:
+        if not self.endpoints.jobhistory:
+            raise InputError("no JobHistory server address given (cluster description key 'jobhistory')")
+        return JobHistory(http_url(self.endpoints.jobhistory), timeout_s=self.timeout_s, retry=self.retry)
+
+    def topology(self) -> Topology:
+        return discover(http_url(self.endpoints.webhdfs), self.rm)
+
+    def uploader(self, topology: Topology | None = None) -> RackAwareUploader:
+        return RackAwareUploader(self.hdfs, topology or self.topology(), threads=self.threads, progress=self.progress)
+
+    def mapreduce(self) -> MapReduceSubmitter:
+        conf = ClientConfiguration.from_services(self.rm, self.history)
+        return MapReduceSubmitter(self.rm, self.hdfs, conf, self.hdfs_user)

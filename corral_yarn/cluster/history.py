@@ -1,0 +1,82 @@
+"""JobHistory server REST client: a finished MapReduce job, its tasks and where each attempt ran."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from corral_yarn.cluster.errors import ClusterError, RemoteError
+from corral_yarn.cluster.rest import RestClient, Retry, expect
+
+SERVICE = "JobHistory server"
+API = "/ws/v1/history/mapreduce/jobs"
+
+
+@dataclass(frozen=True)
+class TaskAttempt:
+    """One container of a MapReduce job: a task attempt, or the MRAppMaster (type ``AM``)."""
+
+    attempt_id: str
+    type: str  # MAP, REDUCE or AM
+    state: str
+    rack: str  # empty when the history does not say (AM attempts)
+    node_http_address: str
+    container_id: str
+    started_ms: int
+    finished_ms: int
+
+
+def job_id_of(app_id: str) -> str:
+    """MapReduce's job id for a YARN application id (``application_<ts>_<n>`` -> ``job_<ts>_<n>``)."""
+    return "job_" + app_id.removeprefix("application_")
+
+
+class JobHistory:
+    """REST client of the MapReduce JobHistory server, e.g. ``JobHistory("http://localhost:19888")``."""
+
+    def __init__(self, url: str, timeout_s: float = 30.0, retry: Retry = Retry()) -> None:
+        self.rest = RestClient(SERVICE, url, timeout_s=timeout_s, retry=retry)
+
+    def configuration(self) -> dict[str, tuple[str, str]]:
+        """The server's effective configuration (``/conf``): key -> (value, source resource)."""
+        props = expect(self.rest.get("/conf", params={"format": "json"}), "properties", service=SERVICE)
+        return {p["key"]: (str(p["value"]), str(p.get("resource", ""))) for p in props}
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        return expect(self.rest.get(f"{API}/{job_id}"), "job", service=SERVICE)
+
+    def wait_for_job(self, job_id: str, timeout_s: float = 120.0, poll_s: float = 2.0) -> dict[str, Any]:
+        """The job's history once the server has loaded it (it appears shortly after the job ends)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                return self.job(job_id)
+            except RemoteError as exc:
+                if exc.status != 404 or time.monotonic() > deadline:
+                    raise ClusterError(f"{SERVICE} has no history for {job_id} after {timeout_s:.0f} s: {exc.remote_message}") from None
+            time.sleep(poll_s)
+
+    def attempts(self, job_id: str) -> list[TaskAttempt]:
+        """Every container of the job: MRAppMaster attempts, then each task's attempts."""
+        found = [self._am(a) for a in _list(self.rest.get(f"{API}/{job_id}/jobattempts"), "jobAttempts", "jobAttempt")]
+        for task in _list(self.rest.get(f"{API}/{job_id}/tasks"), "tasks", "task"):
+            doc = self.rest.get(f"{API}/{job_id}/tasks/{task['id']}/attempts")
+            found += [self._task(a) for a in _list(doc, "taskAttempts", "taskAttempt")]
+        return found
+
+    @staticmethod
+    def _am(a: dict[str, Any]) -> TaskAttempt:
+        return TaskAttempt(str(a.get("id", "")), "AM", "", "", str(a.get("nodeHttpAddress", "")),
+                           str(a.get("containerId", "")), int(a.get("startTime", 0)), 0)
+
+    @staticmethod
+    def _task(a: dict[str, Any]) -> TaskAttempt:
+        return TaskAttempt(str(a["id"]), str(a.get("type", "")), str(a.get("state", "")), str(a.get("rack", "")),
+                           str(a.get("nodeHttpAddress", "")), str(a.get("assignedContainerId", "")),
+                           int(a.get("startTime", 0)), int(a.get("finishTime", 0)))
+
+
+def _list(doc: Any, outer: str, inner: str) -> list[dict[str, Any]]:
+    items = (expect(doc, outer, service=SERVICE) or {}).get(inner) or []
+    return items if isinstance(items, list) else [items]

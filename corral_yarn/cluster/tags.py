@@ -1,0 +1,79 @@
+"""The Corral hints on a YARN application: its plan, its job and its rack set R_j as application tags.
+
+The encoding is the contract with the scheduler in java_patch (docs/rack-tags.md, ``RackSetTags``):
+``corral-plan:<plan_id>``, ``corral-job:<job name>`` and ``corral-racks-<k>:<rack>;<rack>;...`` for
+k = 0, 1, ..., each tag at most 100 characters. YARN lower-cases tags, so decoding is case-insensitive
+and rack names are compared lower-cased.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from corral_yarn.errors import InputError
+
+MAX_TAG_CHARS = 100  # YARN's limit on one application tag
+PLAN_PREFIX = "corral-plan:"
+JOB_PREFIX = "corral-job:"
+RACKS_TAG = re.compile(r"^corral-racks-(\d+):(.*)$")
+RACK_SEPARATOR = ";"
+RACK_PATH = re.compile(r"^/[a-z0-9._\-/]+$")  # what the scheduler accepts, after lower-casing
+_FORBIDDEN = re.compile(r"[,;\s]")  # YARN splits tags on commas; ';' separates racks
+
+
+@dataclass(frozen=True)
+class CorralTags:
+    """What the tags of one application say: plan id, job name and rack set R_j (lower-cased)."""
+
+    plan_id: str
+    job: str
+    racks: tuple[str, ...]
+
+    def encode(self) -> list[str]:
+        """The application tags, in order: plan, job, then the rack set split into <= 100-char tags."""
+        for what, value in (("plan id", self.plan_id), ("job name", self.job)):
+            _check_value(what, value)
+        racks = sorted({r.lower() for r in self.racks})
+        if bad := [r for r in racks if not RACK_PATH.match(r)]:
+            raise InputError(f"rack {bad[0]!r} cannot go into a rack-set tag: it must be a topology path like /rack-a")
+        tags = [PLAN_PREFIX + self.plan_id, JOB_PREFIX + self.job, *_rack_tags(racks)]
+        if too_long := [t for t in tags if len(t) > MAX_TAG_CHARS]:
+            raise InputError(f"tag {too_long[0]!r} is longer than YARN's {MAX_TAG_CHARS} characters")
+        return [t.lower() for t in tags]
+
+    @classmethod
+    def decode(cls, tags: list[str] | str) -> CorralTags | None:
+        """The Corral hints among an application's tags (a list, or YARN's comma-joined string); None if absent."""
+        items = [t.strip().lower() for t in (tags.split(",") if isinstance(tags, str) else tags) if t.strip()]
+        plan = next((t.removeprefix(PLAN_PREFIX) for t in items if t.startswith(PLAN_PREFIX)), None)
+        job = next((t.removeprefix(JOB_PREFIX) for t in items if t.startswith(JOB_PREFIX)), None)
+        parts = sorted((int(m[1]), m[2]) for t in items if (m := RACKS_TAG.match(t)))
+        if plan is None or job is None:
+            return None
+        racks = tuple(sorted({r for _, part in parts for r in part.split(RACK_SEPARATOR) if r}))
+        return cls(plan_id=plan, job=job, racks=racks)
+
+    def matches(self, other: CorralTags) -> bool:
+        """Same plan and job, compared as YARN stores them (lower-cased)."""
+        return (self.plan_id.lower(), self.job.lower()) == (other.plan_id.lower(), other.job.lower())
+
+
+def _check_value(what: str, value: str) -> None:
+    if not value or _FORBIDDEN.search(value) or not value.isascii():
+        raise InputError(f"{what} {value!r} cannot go into a YARN tag: it must be non-empty ASCII without commas, ';' or spaces")
+
+
+def _rack_tags(racks: list[str]) -> list[str]:
+    """Pack the racks, sorted, greedily into ``corral-racks-<k>:`` tags of at most 100 characters (as RackSetTags.encode)."""
+    tags: list[str] = []
+    current: list[str] = []
+    for rack in racks:
+        candidate = current + [rack]
+        if current and len(f"corral-racks-{len(tags)}:" + RACK_SEPARATOR.join(candidate)) > MAX_TAG_CHARS:
+            tags.append(f"corral-racks-{len(tags)}:" + RACK_SEPARATOR.join(current))
+            candidate = [rack]
+        current = candidate
+    if current:
+        tags.append(f"corral-racks-{len(tags)}:" + RACK_SEPARATOR.join(current))
+    return tags

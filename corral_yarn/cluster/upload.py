@@ -1,0 +1,201 @@
+"""Rack-aware upload of a job's input: one replica of every block in the job's racks R_j (thesis §4.1).
+
+Each file is cut at block boundaries into segments, and each segment is written through a DataNode
+of R_j (``CREATE`` for the first, ``APPEND`` for the next ones, so every new block has a chosen
+writer); the DataNodes are taken in order of free space left after what is already assigned to them,
+which spreads files and blocks over the racks and nodes of R_j. The upload is atomic: everything is
+written under ``<target>._COPYING_`` (Hadoop's own name for a copy in progress), checked, then renamed;
+an interrupted upload leaves nothing at the target and a rerun starts the copy over.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import sys
+from collections import defaultdict
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import requests
+from hdfs import HdfsError
+from tqdm import tqdm
+
+from corral_yarn.cluster.errors import ClusterError, UnreachableError
+from corral_yarn.cluster.topology import DataNodeInfo, Topology
+from corral_yarn.cluster.webhdfs import WebHdfs, hdfs_error
+from corral_yarn.errors import InputError
+
+log = logging.getLogger(__name__)
+
+CHUNK_BYTES = 1 << 20
+TEMP_SUFFIX = "._COPYING_"
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Bytes [offset, offset + length) of one file, written through one DataNode (None: NameNode's choice)."""
+
+    offset: int
+    length: int
+    datanode: DataNodeInfo | None
+
+
+@dataclass(frozen=True)
+class FilePlan:
+    local: Path
+    relative: str  # path under the target ('' when the target is the file itself)
+    size: int
+    segments: tuple[Segment, ...]
+
+
+@dataclass(frozen=True)
+class PlacementReport:
+    """Where the replicas of an upload landed, as ``GETFILEBLOCKLOCATIONS`` reports them."""
+
+    target: str
+    rack_set: tuple[str, ...]
+    files: int
+    bytes: int
+    blocks: int
+    blocks_in_rack_set: int
+    replica_bytes_per_rack: dict[str, int] = field(default_factory=dict)
+    rack_set_unavailable: bool = False  # R_j had no live DataNode: uploaded with HDFS's default placement
+
+    @property
+    def share_in_rack_set(self) -> float:
+        """Share of blocks with at least one replica in R_j (1.0 for an empty upload)."""
+        return self.blocks_in_rack_set / self.blocks if self.blocks else 1.0
+
+    @property
+    def racks_spanned(self) -> list[str]:
+        return sorted(self.replica_bytes_per_rack)
+
+
+def local_files(local: Path) -> list[tuple[Path, str]]:
+    """(file, path relative to the upload root) for a file or every file under a directory, sorted."""
+    if local.is_file():
+        return [(local, "")]
+    if not local.is_dir():
+        raise InputError(f"no such file or directory: {local}")
+    return [(p, p.relative_to(local).as_posix()) for p in sorted(local.rglob("*")) if p.is_file()]
+
+
+def plan_segments(files: list[tuple[Path, str]], datanodes: list[DataNodeInfo], block_bytes: int) -> list[FilePlan]:
+    """Cut files at block boundaries and give each block the DataNode of R_j with the most free space left.
+
+    Free space left = what the NameNode reports minus the bytes already assigned here, so equal nodes
+    are taken in turn; consecutive blocks of a file on the same node stay one segment.
+    """
+    assigned: dict[str, int] = defaultdict(int)
+    plans = []
+    for local, relative in sorted(files, key=lambda f: -f[0].stat().st_size):
+        size = local.stat().st_size
+        segments: list[Segment] = []
+        for offset in range(0, size, block_bytes) if size else [0]:
+            length = min(block_bytes, size - offset)
+            node = max(datanodes, key=lambda d: d.remaining_bytes - assigned[d.name]) if datanodes else None
+            if node is not None:
+                assigned[node.name] += length
+            if segments and segments[-1].datanode == node:
+                segments[-1] = Segment(segments[-1].offset, segments[-1].length + length, node)
+            else:
+                segments.append(Segment(offset, length, node))
+        plans.append(FilePlan(local, relative, size, tuple(segments)))
+    return plans
+
+
+class RackAwareUploader:
+    """Uploads local files so that one replica of each block sits in a rack set R_j."""
+
+    def __init__(self, client: WebHdfs, topology: Topology, threads: int = 4, progress: bool = True) -> None:
+        self.client = client
+        self.topology = topology
+        self.threads = threads
+        self.progress = progress
+
+    def upload(self, local: str | Path, target: str, racks: list[str], block_bytes: int | None = None,
+               replication: int | None = None, overwrite: bool = False) -> PlacementReport:
+        """Upload a file or directory to ``target`` with one replica of every block in ``racks``."""
+        try:
+            return self._upload(Path(local), target, racks, block_bytes, replication, overwrite)
+        except HdfsError as exc:
+            raise hdfs_error(exc, f"upload to {target}") from None
+        except requests.ConnectionError as exc:
+            raise UnreachableError(f"lost the connection to HDFS during the upload to {target}: {exc}") from None
+
+    def _upload(self, local: Path, target: str, racks: list[str], block_bytes: int | None, replication: int | None,
+                overwrite: bool) -> PlacementReport:
+        files = local_files(local)
+        if self.client.status(target, strict=False) is not None and not overwrite:
+            raise InputError(f"{target} already exists in HDFS; pass overwrite to replace it")
+        datanodes = self.topology.datanodes_in(racks)
+        if not datanodes:
+            log.warning("no live DataNode in racks %s: uploading %s with HDFS's default placement", racks, target)
+        block = block_bytes or self.client.block_size()
+        plans = plan_segments(files, datanodes, block)
+        temp = target + TEMP_SUFFIX
+        self.client.delete(temp, recursive=True)  # left by an interrupted upload
+        if local.is_dir():
+            self.client.makedirs(temp)
+        with tqdm(total=sum(p.size for p in plans), unit="B", unit_scale=True, desc=posixpath.basename(target),
+                  disable=not self.progress, file=sys.stderr) as bar:
+            with ThreadPoolExecutor(max_workers=self.threads) as pool:
+                list(pool.map(lambda p: self._write(p, temp, block, replication, bar), plans))
+        report = self.verify(temp, plans, racks, rack_set_unavailable=not datanodes)
+        if overwrite:
+            self.client.delete(target, recursive=True)
+        self._rename(temp, target)
+        log.info("uploaded %s: %d blocks, %.0f%% with a replica in %s", target, report.blocks, 100 * report.share_in_rack_set, racks)
+        return PlacementReport(**{**report.__dict__, "target": target})
+
+    def _rename(self, temp: str, target: str) -> None:
+        parent = posixpath.dirname(target.rstrip("/"))
+        if parent:
+            self.client.makedirs(parent)
+        self.client.rename(temp, target)  # WebHDFS RENAME answers false, not an error, on failure
+        if self.client.status(target, strict=False) is None:
+            raise ClusterError(f"could not rename {temp} to {target}")
+
+    def _write(self, plan: FilePlan, temp: str, block: int, replication: int | None, bar: tqdm) -> None:
+        path = posixpath.join(temp, plan.relative) if plan.relative else temp
+        for k, seg in enumerate(plan.segments):
+            data = _chunks(plan.local, seg.offset, seg.length, bar)
+            writer = seg.datanode.http_address if seg.datanode else None
+            if k == 0:
+                self.client.create_through(path, data, writer, blocksize=block, replication=replication)
+            else:
+                self.client.append_through(path, data, writer)
+
+    def verify(self, root: str, plans: list[FilePlan], racks: list[str], rack_set_unavailable: bool) -> PlacementReport:
+        """Check every file's length and collect its blocks' racks into a PlacementReport."""
+        wanted = {r.lower() for r in racks}
+        per_rack: dict[str, int] = defaultdict(int)
+        blocks = in_set = 0
+        for plan in plans:
+            path = posixpath.join(root, plan.relative) if plan.relative else root
+            length = self.client.status(path)["length"]
+            if length != plan.size:
+                raise ClusterError(f"{path} has {length} bytes in HDFS but {plan.local} has {plan.size}")
+            for b in self.client.block_locations(path):
+                blocks += 1
+                in_set += any(r.lower() in wanted for r in b.racks)
+                for r in b.racks:
+                    per_rack[r] += b.length
+        return PlacementReport(root, tuple(racks), len(plans), sum(p.size for p in plans), blocks, in_set,
+                               dict(sorted(per_rack.items())), rack_set_unavailable)
+
+
+def _chunks(local: Path, offset: int, length: int, bar: tqdm) -> Iterator[bytes]:
+    with local.open("rb") as f:
+        f.seek(offset)
+        left = length
+        while left > 0:
+            chunk = f.read(min(CHUNK_BYTES, left))
+            if not chunk:
+                raise ClusterError(f"{local} shrank while it was being uploaded")
+            left -= len(chunk)
+            bar.update(len(chunk))
+            yield chunk

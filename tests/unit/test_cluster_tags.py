@@ -1,0 +1,56 @@
+"""Rack-set tags: the encoding shared with java_patch's RackSetTags (docs/rack-tags.md)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from corral_yarn.cluster.tags import MAX_TAG_CHARS, CorralTags
+from corral_yarn.errors import InputError
+
+rack = st.from_regex(r"/[a-z0-9][a-z0-9._\-]{0,30}", fullmatch=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(racks=st.lists(rack, min_size=0, max_size=40), plan=st.from_regex(r"[A-Za-z0-9_-]{1,40}", fullmatch=True))
+def test_encode_then_decode_gives_back_the_rack_set(racks: list[str], plan: str) -> None:
+    tags = CorralTags(plan, "job-1", tuple(racks)).encode()
+    assert all(len(t) <= MAX_TAG_CHARS for t in tags)
+    decoded = CorralTags.decode(tags)
+    assert decoded is not None
+    assert decoded.racks == tuple(sorted(set(racks)))
+    assert decoded.plan_id == plan.lower()
+
+
+def test_tags_are_numbered_from_zero_and_lower_case() -> None:
+    racks = tuple(f"/Rack-{i:03d}-with-a-long-name" for i in range(10))
+    tags = CorralTags("P1", "Job", racks).encode()
+    assert tags[:2] == ["corral-plan:p1", "corral-job:job"]
+    numbers = [int(t.split(":")[0].removeprefix("corral-racks-")) for t in tags[2:]]
+    assert numbers == list(range(len(numbers))) and len(numbers) > 1
+    assert all(t == t.lower() for t in tags)
+
+
+def test_decode_reads_yarns_comma_joined_string_and_ignores_other_tags() -> None:
+    decoded = CorralTags.decode("other,corral-job:wc,corral-racks-0:/rack-a;/rack-c,corral-plan:p")
+    assert decoded == CorralTags("p", "wc", ("/rack-a", "/rack-c"))
+    assert CorralTags.decode(["corral-racks-0:/rack-a"]) is None
+
+
+@pytest.mark.parametrize(("plan", "job", "racks", "why"), [
+    ("p,1", "j", ("/a",), "commas"),
+    ("p", "my job", ("/a",), "spaces"),
+    ("p", "j", ("rack-a",), "topology path"),
+    ("p", "j", ("/rack a",), "topology path"),
+    ("p", "j" * 95, ("/a",), "longer than"),
+    ("p", "jöb", ("/a",), "ASCII"),
+])
+def test_values_that_cannot_be_tags_are_input_errors(plan: str, job: str, racks: tuple[str, ...], why: str) -> None:
+    with pytest.raises(InputError, match=why):
+        CorralTags(plan, job, racks).encode()
+
+
+def test_matches_compares_plan_and_job_case_insensitively() -> None:
+    assert CorralTags("P", "WordCount", ()).matches(CorralTags("p", "wordcount", ("/x",)))
+    assert not CorralTags("p", "a", ()).matches(CorralTags("p", "b", ()))

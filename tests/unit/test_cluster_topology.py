@@ -1,0 +1,100 @@
+"""Topology reconciliation and the rack-aware upload's segment plan (no cluster needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from corral_yarn.cluster.errors import ClusterError
+from corral_yarn.cluster.rm import NodeReport
+from corral_yarn.cluster.topology import DataNodeInfo, Topology, reconcile
+from corral_yarn.cluster.upload import local_files, plan_segments
+from corral_yarn.errors import InputError
+
+GB = 10**9
+
+
+def dn(name: str, rack: str, remaining: int = GB, state: str = "In Service") -> DataNodeInfo:
+    return DataNodeInfo(name=f"{name}:9866", host=name, rack=rack, http_address=f"{name}:9864",
+                        capacity_bytes=2 * GB, remaining_bytes=remaining, admin_state=state)
+
+
+def nm(name: str, rack: str, memory: int = 4096, state: str = "RUNNING") -> NodeReport:
+    return NodeReport(node_id=f"{name}:45454", host=name, rack=rack, state=state, http_address=f"{name}:8042",
+                      memory_mb=memory, vcores=4, available_memory_mb=memory)
+
+
+def test_agreeing_views_have_no_disagreements() -> None:
+    assert reconcile([dn("a1", "/a"), dn("b1", "/b")], [nm("a1", "/a"), nm("b1", "/b")]) == []
+
+
+def test_each_kind_of_disagreement_is_one_clear_sentence() -> None:
+    found = reconcile([dn("a1", "/a"), dn("c1", "/c"), dn("x", "/a")],
+                      [nm("a1", "/a"), nm("b1", "/b"), nm("x", "/b"), nm("d1", "/a", state="LOST")])
+    assert "rack /c has 1 live DataNode(s) but no running NodeManager" in found
+    assert "rack /b has 2 running NodeManager(s) but no live DataNode" in found
+    assert "rack /a: the NameNode sees 2 DataNode(s), the ResourceManager 1 NodeManager(s)" in found
+    assert "host x is in rack /a for the NameNode but in rack /b for the ResourceManager" in found
+    assert "NodeManager d1:45454 is LOST" in found
+
+
+def test_cluster_spec_takes_racks_with_storage_and_compute() -> None:
+    topo = Topology((dn("a1", "/a"), dn("b1", "/b"), dn("c1", "/c")), (nm("a1", "/a", 3072), nm("b1", "/b")), ())
+    spec = topo.cluster_spec("t", 1.25e9, 1e8, 5.0, task_memory_mb=1024)
+    assert spec.rack_names == ["/a", "/b"]
+    assert spec.map_slots_per_machine == 3
+
+
+def test_mini_cluster_hosts_shared_by_nodemanagers_become_node_ids() -> None:
+    topo = Topology((dn("h", "/a"),), (nm("h", "/a"), NodeReport("h:2", "h", "/a", "RUNNING", "h:2", 4096, 4, 4096)), ())
+    assert topo.cluster_spec("t", 1.0e9, 1e8, 2.0).racks[0].machines == ["h:2", "h:45454"]
+
+
+def test_no_usable_rack_is_a_cluster_error() -> None:
+    with pytest.raises(ClusterError, match="no rack has both"):
+        Topology((dn("a1", "/a"),), (nm("b1", "/b"),), ("x",)).cluster_spec("t", 1e9, 1e8, 2.0)
+
+
+def test_datanodes_in_matches_lower_cased_rack_names_and_skips_decommissioning() -> None:
+    topo = Topology((dn("a1", "/Rack-A"), dn("a2", "/Rack-A", state="Decommission In Progress"), dn("b1", "/b")), (), ())
+    assert [d.host for d in topo.datanodes_in(["/rack-a"])] == ["a1"]
+    assert topo.canonical_racks(["/rack-a", "/zz"]) == ["/Rack-A", "/zz"]
+
+
+def write(path: Path, size: int) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"x" * size)
+    return path
+
+
+def test_segments_spread_blocks_over_datanodes_by_free_space(tmp_path: Path) -> None:
+    f = write(tmp_path / "big", 10 * 100)
+    nodes = [dn("a1", "/a", remaining=10_000), dn("c1", "/c", remaining=10_000), dn("c2", "/c", remaining=10_200)]
+    [plan] = plan_segments([(f, "")], nodes, block_bytes=100)
+    per_node: dict[str, int] = {}
+    for s in plan.segments:
+        assert s.offset % 100 == 0 and s.datanode is not None
+        per_node[s.datanode.host] = per_node.get(s.datanode.host, 0) + s.length
+    assert sum(per_node.values()) == 1000
+    assert per_node == {"a1": 300, "c1": 300, "c2": 400}  # c2 has 200 bytes more free: it gets 2 blocks first
+
+
+def test_consecutive_blocks_on_one_node_are_one_segment_and_empty_files_have_one(tmp_path: Path) -> None:
+    f, empty = write(tmp_path / "f", 250), write(tmp_path / "e", 0)
+    plans = plan_segments([(f, "f"), (empty, "e")], [dn("a1", "/a")], block_bytes=100)
+    assert [(s.offset, s.length) for s in plans[0].segments] == [(0, 250)]
+    assert [(s.offset, s.length) for s in plans[1].segments] == [(0, 0)]
+
+
+def test_without_datanodes_in_the_rack_set_the_namenode_chooses(tmp_path: Path) -> None:
+    [plan] = plan_segments([(write(tmp_path / "f", 300), "")], [], block_bytes=100)
+    assert [s.datanode for s in plan.segments] == [None]
+
+
+def test_local_files_walks_directories_sorted(tmp_path: Path) -> None:
+    write(tmp_path / "d" / "b.txt", 1)
+    write(tmp_path / "d" / "sub" / "a.txt", 1)
+    assert [r for _, r in local_files(tmp_path / "d")] == ["b.txt", "sub/a.txt"]
+    with pytest.raises(InputError, match="no such file"):
+        local_files(tmp_path / "missing")
