@@ -84,9 +84,9 @@ class MapReduceJob(BaseModel):
     inputs: list[str] = Field(min_length=1, description="HDFS files or directories")
     output: str = Field(min_length=1, description="HDFS directory; must not exist")
     reduces: int = Field(1, ge=0)
-    am_memory_mb: int = Field(1024, ge=128)
-    map_memory_mb: int = Field(1024, ge=128)
-    reduce_memory_mb: int = Field(1024, ge=128)
+    am_memory_mb: int | None = Field(None, ge=128, description="None: the cluster's yarn.app.mapreduce.am.resource.mb")
+    map_memory_mb: int | None = Field(None, ge=128, description="None: the cluster's mapreduce.map.memory.mb")
+    reduce_memory_mb: int | None = Field(None, ge=128, description="None: the cluster's mapreduce.reduce.memory.mb")
     properties: dict[str, str] = Field(default_factory=dict, description="further job configuration")
 
     def classes(self) -> dict[str, str]:
@@ -141,7 +141,8 @@ class MapReduceSubmitter:
         if self.hdfs.status(self._path(output), strict=False) is not None:
             raise InputError(f"output directory {output} already exists")
         splits = self.splits(job.inputs)
-        submission = Submission(name=job.name, tags=tags, priority=priority, queue=queue, memory_mb=job.am_memory_mb,
+        am_mb = job.am_memory_mb or int(self.conf.get("yarn.app.mapreduce.am.resource.mb", "1536"))
+        submission = Submission(name=job.name, tags=tags, priority=priority, queue=queue, memory_mb=am_mb,
                                 application_type="MAPREDUCE")
         return self.rm.submit(submission, stage=lambda app_id, sub: replace(sub, am=self.stage(app_id, job, splits, output)))
 
@@ -186,7 +187,7 @@ class MapReduceSubmitter:
                      self._resource("jobSubmitDir/job.split", posixpath.join(job_dir, "job.split")),
                      self._resource("jobSubmitDir/job.splitmetainfo", posixpath.join(job_dir, "job.splitmetainfo")))
         log.info("staged %s for %s in %s (%d splits)", job.name, app_id, job_dir, len(splits))
-        return AmContainerSpec(command=am_command(job.am_memory_mb), environment=self.am_environment(), local_resources=resources)
+        return AmContainerSpec(command=self.am_command(job), environment=self.am_environment(), local_resources=resources)
 
     def _stage_jar(self, jar: str, job_dir: str) -> str:
         if jar.startswith("hdfs://"):
@@ -213,12 +214,17 @@ class MapReduceSubmitter:
             "mapreduce.output.fileoutputformat.outputdir": output,
             "mapreduce.job.working.dir": self.conf.default_fs + f"/user/{self.user}",
             "mapreduce.job.submithostname": socket.gethostname(),
-            "yarn.app.mapreduce.am.resource.mb": str(job.am_memory_mb),
-            "mapreduce.map.memory.mb": str(job.map_memory_mb), "mapreduce.reduce.memory.mb": str(job.reduce_memory_mb),
-            "mapreduce.map.java.opts": f"-Xmx{heap_mb(job.map_memory_mb)}m",
-            "mapreduce.reduce.java.opts": f"-Xmx{heap_mb(job.reduce_memory_mb)}m",
         }
-        return {**self.conf.properties, **submit_job, **job.classes(), **job.properties}
+        return {**self.conf.properties, **submit_job, **memory_properties(job), **job.classes(), **job.properties}
+
+    def am_command(self, job: MapReduceJob) -> str:
+        """MRAppMaster's command line as ``YARNRunner.setupAMCommand`` builds it (<LOG_DIR> is expanded by YARN)."""
+        opts = heap_opts(job.am_memory_mb) if job.am_memory_mb else self.conf.get("yarn.app.mapreduce.am.command-opts", "-Xmx1024m")
+        return " ".join([
+            "$JAVA_HOME/bin/java", "-Djava.io.tmpdir=$PWD/tmp", "-Dlog4j.configuration=container-log4j.properties",
+            "-Dyarn.app.container.log.dir=<LOG_DIR>", "-Dyarn.app.container.log.filesize=0", "-Dhadoop.root.logger=INFO,CLA",
+            "-Dhadoop.root.logfile=syslog", self.conf.get("yarn.app.mapreduce.am.admin-command-opts", ""), opts,
+            APP_MASTER, "1><LOG_DIR>/stdout", "2><LOG_DIR>/stderr"])
 
     def am_environment(self) -> dict[str, str]:
         """CLASSPATH as ``MRApps.setClasspath``: working directory and job jar first, then the cluster's classpath."""
@@ -226,17 +232,20 @@ class MapReduceSubmitter:
         return {"CLASSPATH": ":".join(local + self.conf.classpath), "SHELL": "/bin/bash", "LD_LIBRARY_PATH": "$PWD"}
 
 
-def heap_mb(container_mb: int) -> int:
+def heap_opts(container_mb: int) -> str:
     """JVM heap for a container: 80 % of it (mapreduce.job.heap.memory-mb.ratio's default)."""
-    return int(container_mb * 0.8)
+    return f"-Xmx{int(container_mb * 0.8)}m"
 
 
-def am_command(memory_mb: int) -> str:
-    """MRAppMaster's command line as ``YARNRunner.setupAMCommand`` builds it (<LOG_DIR> is expanded by YARN)."""
-    return " ".join([
-        "$JAVA_HOME/bin/java", "-Djava.io.tmpdir=$PWD/tmp", "-Dlog4j.configuration=container-log4j.properties",
-        "-Dyarn.app.container.log.dir=<LOG_DIR>", "-Dyarn.app.container.log.filesize=0", "-Dhadoop.root.logger=INFO,CLA",
-        "-Dhadoop.root.logfile=syslog", f"-Xmx{heap_mb(memory_mb)}m", APP_MASTER, "1><LOG_DIR>/stdout", "2><LOG_DIR>/stderr"])
+def memory_properties(job: MapReduceJob) -> dict[str, str]:
+    """Container sizes and heaps the job sets; what it leaves unset stays the cluster's."""
+    props = {}
+    for task, mb in (("map", job.map_memory_mb), ("reduce", job.reduce_memory_mb)):
+        if mb:
+            props |= {f"mapreduce.{task}.memory.mb": str(mb), f"mapreduce.{task}.java.opts": heap_opts(mb)}
+    if job.am_memory_mb:
+        props |= {"yarn.app.mapreduce.am.resource.mb": str(job.am_memory_mb), "yarn.app.mapreduce.am.command-opts": heap_opts(job.am_memory_mb)}
+    return props
 
 
 def job_xml(properties: dict[str, str]) -> bytes:

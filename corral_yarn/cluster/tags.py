@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from corral_yarn.contracts import Plan
 from corral_yarn.errors import InputError
 
 MAX_TAG_CHARS = 100  # YARN's limit on one application tag
@@ -77,3 +78,11 @@ def _rack_tags(racks: list[str]) -> list[str]:
     if current:
         tags.append(f"corral-racks-{len(tags)}:" + RACK_SEPARATOR.join(current))
     return tags
+
+
+def plan_hints(plan: Plan, job: str) -> tuple[CorralTags, int]:
+    """Job j's hints from a plan: R_j and its identity as tags, and the YARN priority p_j (thesis §4.1)."""
+    planned = next((j for j in plan.jobs if j.name == job), None)
+    if planned is None:
+        raise InputError(f"plan {plan.plan_id} has no job {job!r}; it has {[j.name for j in plan.jobs][:10]}")
+    return CorralTags(plan.plan_id, planned.name, tuple(planned.racks)), planned.priority

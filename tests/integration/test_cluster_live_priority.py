@@ -1,0 +1,63 @@
+"""Two jobs sharing a rack: the higher-priority one gets its containers first (thesis §4.1: "assigns
+the slot to the job with the highest priority"). Blockers fill the rack first, so both jobs wait
+for the same freed capacity; the lower-priority job is submitted first."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from corral_yarn.cluster import Cluster, CorralTags, Endpoints
+from corral_yarn.cluster.apps import YarnApp
+from corral_yarn.cluster.errors import ApplicationFailedError
+from corral_yarn.cluster.history import job_id_of
+from corral_yarn.cluster.mapreduce import MapReduceJob
+
+pytestmark = pytest.mark.integration
+BLOCK = 65536
+BLOCKER_S = 25
+
+
+def description(minicluster: Any) -> dict[str, Any]:
+    if isinstance(minicluster, dict):
+        return minicluster
+    path = getattr(minicluster, "path", None) or getattr(minicluster, "cluster_json", None) or minicluster
+    return json.loads(Path(path).read_text())
+
+
+def test_higher_priority_job_gets_its_containers_first(minicluster: Any, tmp_path: Path) -> None:
+    cluster = Cluster(Endpoints.model_validate(description(minicluster)), progress=False)
+    topo = cluster.topology()
+    rack = topo.racks[1]
+    run = random.Random().randrange(10**6)
+    plan = f"prio-{run}"
+    # Blockers: one AM container per NodeManager of the rack, as large as the node, sleeping.
+    blockers = []
+    for k, node in enumerate(n for n in topo.nodemanagers if n.rack == rack):
+        app = YarnApp(name=f"blocker-{k}", command=f"sleep {BLOCKER_S}", memory_mb=node.memory_mb)
+        blockers.append(cluster.rm.submit(app.submission(cluster.hdfs, "", CorralTags(plan, f"blocker-{k}", (rack,)))))
+    data = tmp_path / "words.txt"
+    data.write_text("to be or not to be\n" * 4000)
+    cluster.uploader(topo).upload(data, f"/it/{plan}/in/words.txt", [rack], block_bytes=BLOCK)
+    jar = description(minicluster)["examples_jar"]
+    submitter = cluster.mapreduce()
+    apps = {}
+    for name, priority in (("low", 1), ("high", 10)):  # the low one first: FIFO alone would favour it
+        job = MapReduceJob(name=name, jar=jar, program="wordcount", inputs=[f"/it/{plan}/in"], output=f"/it/{plan}/{name}")
+        apps[name] = submitter.submit(job, CorralTags(plan, name, (rack,)), priority=priority)
+    for b in blockers:
+        with pytest.raises(ApplicationFailedError):  # a sleeping AM never registers: its attempt fails when it exits
+            cluster.rm.wait(b.app_id, timeout_s=300)
+    finals = {name: cluster.rm.wait(app.app_id, timeout_s=900) for name, app in apps.items()}
+    starts = {}
+    for name, final in finals.items():
+        attempts = cluster.history.attempts(job_id_of(final.app_id)) if cluster.history.wait_for_job(job_id_of(final.app_id)) else []
+        am_start = min(a.started_ms for a in cluster.rm.attempts(final.app_id))
+        task_start = min(a.started_ms for a in attempts if a.type in ("MAP", "REDUCE"))
+        starts[name] = (am_start, task_start)
+    assert starts["high"][0] < starts["low"][0], starts
+    assert starts["high"][1] <= starts["low"][1], starts

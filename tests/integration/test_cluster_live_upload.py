@@ -1,0 +1,114 @@
+"""Topology discovery and rack-aware upload against the embedded cluster (thesis §4.1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from corral_yarn.cluster import Cluster, Endpoints
+from corral_yarn.cluster.upload import TEMP_SUFFIX
+
+pytestmark = pytest.mark.integration
+BLOCK = 65536  # the embedded cluster's smallest allowed block size: many blocks from small files
+
+
+def description(minicluster: Any) -> dict[str, Any]:
+    if isinstance(minicluster, dict):
+        return minicluster
+    path = getattr(minicluster, "path", None) or getattr(minicluster, "cluster_json", None) or minicluster
+    return json.loads(Path(path).read_text())
+
+
+@pytest.fixture(scope="module")
+def cluster(minicluster: Any) -> Cluster:
+    return Cluster(Endpoints.model_validate(description(minicluster)), progress=False)
+
+
+def payload(path: Path, size: int, seed: int) -> Path:
+    path.write_bytes(random.Random(seed).randbytes(size))
+    return path
+
+
+def test_discovery_agrees_with_the_cluster_description(cluster: Cluster, minicluster: Any) -> None:
+    d = description(minicluster)
+    topo = cluster.topology()
+    assert topo.disagreements == ()
+    assert topo.racks == sorted(r["name"] for r in d["racks"])
+    spec = topo.cluster_spec("mini", 1.25e9, 1e8, 2.0, task_memory_mb=512)
+    for rack in d["racks"]:
+        nodes = {n["nodemanager_id"] for n in rack["nodes"]} | {n["host"] for n in rack["nodes"]}
+        assert set(next(r for r in spec.racks if r.name == rack["name"]).machines) <= nodes
+    http = {n["datanode_http"].removeprefix("http://") for r in d["racks"] for n in r["nodes"]}
+    assert {dn.http_address for dn in topo.datanodes} == http
+
+
+def test_plan_uploads_keep_one_replica_of_every_block_in_the_jobs_racks(cluster: Cluster, tmp_path: Path) -> None:
+    topo = cluster.topology()
+    a, b, c = topo.racks[:3]
+    uploader = cluster.uploader(topo)
+    inputs = tmp_path / "job-ac"
+    inputs.mkdir()
+    for k in range(3):
+        payload(inputs / f"part-{k}", 5 * BLOCK + 1000 * k, seed=k)
+    rack_sets = {"job-a": [a], "job-b": [b], "job-ac": [a, c]}
+    reports = {
+        "job-a": uploader.upload(payload(tmp_path / "a.bin", 12 * BLOCK + 5, 1), "/it/upload/job-a", rack_sets["job-a"], block_bytes=BLOCK),
+        "job-b": uploader.upload(payload(tmp_path / "b.bin", 9 * BLOCK, 2), "/it/upload/job-b", rack_sets["job-b"], block_bytes=BLOCK),
+        "job-ac": uploader.upload(inputs, "/it/upload/job-ac", rack_sets["job-ac"], block_bytes=BLOCK),
+    }
+    for job, report in reports.items():
+        assert report.share_in_rack_set == 1.0, (job, report)
+        assert len(report.racks_spanned) >= 2, (job, report)
+        assert not report.rack_set_unavailable
+    assert reports["job-a"].blocks == 13 and reports["job-ac"].files == 3
+    assert {a, c} <= set(reports["job-ac"].racks_spanned)
+    with cluster.hdfs.read("/it/upload/job-ac/part-2") as f:
+        assert f.read() == (inputs / "part-2").read_bytes()
+    for job in rack_sets:
+        assert cluster.hdfs.status(f"/it/upload/{job}{TEMP_SUFFIX}", strict=False) is None
+
+
+def test_rack_set_without_live_datanodes_uploads_normally_and_says_so(cluster: Cluster, tmp_path: Path) -> None:
+    report = cluster.uploader().upload(payload(tmp_path / "x", 3 * BLOCK, 3), "/it/upload/nowhere", ["/rack-nowhere"], block_bytes=BLOCK)
+    assert report.rack_set_unavailable and report.blocks == 3 and report.share_in_rack_set == 0.0
+
+
+UPLOAD_SCRIPT = """
+import sys
+from corral_yarn.cluster import Cluster, Endpoints
+cluster = Cluster(Endpoints.from_cluster_json(sys.argv[1]), progress=False, threads=1)
+report = cluster.uploader().upload(sys.argv[2], sys.argv[3], [sys.argv[4]], block_bytes=65536)
+print(report.share_in_rack_set)
+"""
+
+
+def test_killed_upload_leaves_nothing_at_the_target_and_a_retry_completes_it(cluster: Cluster, minicluster: Any, tmp_path: Path) -> None:
+    desc = tmp_path / "cluster.json"
+    desc.write_text(json.dumps(description(minicluster)))
+    big = payload(tmp_path / "big", 400 * BLOCK, 4)
+    target = "/it/upload/killed"
+    rack = cluster.topology().racks[1]
+    args = [sys.executable, "-c", UPLOAD_SCRIPT, str(desc), str(big), target, rack]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while (st := cluster.hdfs.status(target + TEMP_SUFFIX, strict=False)) is None or st["length"] < 20 * BLOCK:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the upload never started"
+        time.sleep(0.2)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert cluster.hdfs.status(target, strict=False) is None  # nothing at the target
+    retry = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    assert retry.returncode == 0, retry.stderr
+    assert float(retry.stdout.strip()) == 1.0
+    assert cluster.hdfs.status(target)["length"] == big.stat().st_size
+    assert cluster.hdfs.status(target + TEMP_SUFFIX, strict=False) is None
