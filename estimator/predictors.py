@@ -76,10 +76,12 @@ class Season:
             return "all"
         return "weekend" if self.start(day).weekday() >= 5 else "weekday"
 
-    def previous_days(self, day: int) -> list[int]:
-        """The ``lookback_days`` days of ``day``'s type before it, newest first."""
-        kind, days, d = self.day_type(day), [], day - 1
-        while len(days) < self.lookback_days and d > day - 7 * self.lookback_days - 7:
+    def previous_days(self, day: int, before: datetime | None = None) -> list[int]:
+        """The ``lookback_days`` days of ``day``'s type before it, newest first; with ``before``, only
+        days that ended by the start of ``before``'s day (history is whole days up to the cutoff)."""
+        last = day - 1 if before is None else min(day - 1, self.day(before) - 1)
+        kind, days, d = self.day_type(day), [], last
+        while len(days) < self.lookback_days and d > last - 7 * self.lookback_days - 7:
             if self.day_type(d) == kind:
                 days.append(d)
             d -= 1
@@ -100,18 +102,17 @@ class History:
     def on_day(self, day: int) -> list[Instance]:
         return [i for _, i in self.by_day.get(day, ())]
 
-    def _nearest(self, day: int, offset: float, before: datetime | None) -> Instance | None:
+    def _nearest(self, day: int, offset: float) -> Instance | None:
+        """The instance of ``day`` nearest to ``offset`` within the window (one of its two neighbours)."""
         pairs, offsets, window = self.by_day.get(day, []), self.offsets.get(day, []), self.season.window_s
-        if before is None:  # the two neighbours of offset in time-of-day order
-            k = bisect.bisect_left(offsets, offset)
-            near = [pairs[j] for j in (k - 1, k) if 0 <= j < len(pairs) and abs(offsets[j] - offset) <= window]
-        else:  # estimation at a time inside a day: only what had run by then
-            near = [(o, i) for o, i in pairs if abs(o - offset) <= window and i.time < before]
+        k = bisect.bisect_left(offsets, offset)
+        near = [pairs[j] for j in (k - 1, k) if 0 <= j < len(pairs) and abs(offsets[j] - offset) <= window]
         return min(near, key=lambda pair: abs(pair[0] - offset))[1] if near else None
 
     def matches(self, day: int, offset: float, before: datetime | None = None) -> list[Instance]:
-        """Per previous same-type day, the instance nearest to ``offset`` within the window; oldest first."""
-        found = [i for d in self.season.previous_days(day) if (i := self._nearest(d, offset, before)) is not None]
+        """Per previous same-type day (see Season.previous_days), the instance nearest to ``offset``
+        within the window; oldest first."""
+        found = [i for d in self.season.previous_days(day, before) if (i := self._nearest(d, offset)) is not None]
         return found[::-1]
 
 
@@ -147,20 +148,21 @@ def predict_offset(matched: Sequence[Instance], predictor: str, season: Season) 
 
 def slots(history: History, day: int, before: datetime) -> list[list[Instance]]:
     """The recurring submission slots of ``day``: times of day the job ran at on at least half of
-    the previous same-type days (and at least ``min_history`` of them), each as its matched instances.
+    the previous same-type days ended by ``before`` (and at least ``min_history`` of them), each as
+    its matched instances.
 
-    Instances are grouped greedily in time-of-day order, a group spanning at most ``window_s``.
+    Instances are grouped greedily in time-of-day order, a group spanning at most ``window_s`` and
+    holding at most one instance a day (two runs on one day are two slots, however close).
     """
     season = history.season
-    days = season.previous_days(day)
-    seen = sorted(
-        (i for d in days for i in history.on_day(d) if i.time < before),
-        key=lambda i: season.offset(i.time),
-    )
+    days = season.previous_days(day, before)
+    seen = sorted((i for d in days for i in history.on_day(d)), key=lambda i: season.offset(i.time))
     groups: list[list[Instance]] = []
     for i in seen:
-        if groups and season.offset(i.time) - season.offset(groups[-1][0].time) <= season.window_s:
-            groups[-1].append(i)
+        last = groups[-1] if groups else []
+        fits = last and season.offset(i.time) - season.offset(last[0].time) <= season.window_s
+        if fits and season.day(i.time) not in {season.day(j.time) for j in last}:
+            last.append(i)
         else:
             groups.append([i])
     need = max(season.min_history, math.ceil(len(days) / 2))

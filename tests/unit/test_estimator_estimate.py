@@ -1,0 +1,94 @@
+"""Predicted jobs for a planning period, as the planner's Workload."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from corral_yarn.io import load_workload, save
+from corral_yarn.planner.build import build_plan
+from corral_yarn.workloads import example_cluster
+from estimator.errors import EstimateError
+from estimator.estimate import EstimateOptions, estimate
+from estimator.records import JobRun, TaskSample
+from estimator.synthetic import SyntheticSpec, synthetic_history
+
+SPEC = SyntheticSpec(jobs=8, weeks=4, noise=0.05, seed=3)
+AT = SPEC.start + timedelta(days=22)  # a Tuesday in week 4
+
+
+@pytest.fixture(scope="module")
+def history():
+    return synthetic_history(SPEC)
+
+
+def _actual(runs, at, horizon):
+    return [r for r in runs if at <= r.submit_time < at + horizon]
+
+
+def test_predicts_each_instance_of_the_next_day_within_the_noise(history):
+    runs, truth = history
+    result = estimate(runs, EstimateOptions(at=AT, horizon=timedelta(days=1)))
+    actual = _actual(runs, AT, timedelta(days=1))
+    assert len(result.workload.jobs) == len(actual)
+    errors = []
+    for job in result.workload.jobs:
+        real = min((r for r in actual if r.recurring_key == job.recurring_key), key=lambda r: abs((r.submit_time - AT).total_seconds() - job.arrival_s))
+        assert abs((real.submit_time - AT).total_seconds() - job.arrival_s) < 900  # jitter is 120 s
+        errors.append(abs(job.input_bytes - truth[real.run_id][0]) / truth[real.run_id][0])
+    assert np.mean(errors) < SPEC.noise
+
+
+def test_slack_scales_sizes_and_the_jobs_file_is_valid_for_the_planner(history, tmp_path):
+    runs, _ = history
+    plain = estimate(runs, EstimateOptions(at=AT, horizon=timedelta(hours=12), predictor="paper"))
+    slack = estimate(runs, EstimateOptions(at=AT, horizon=timedelta(hours=12), predictor="paper", slack=0.2))
+    for a, b in zip(plain.workload.jobs, slack.workload.jobs, strict=True):
+        assert b.input_bytes == pytest.approx(1.2 * a.input_bytes) and b.shuffle_bytes == pytest.approx(1.2 * a.shuffle_bytes)
+    save(slack.workload, tmp_path / "jobs.json")
+    workload = load_workload(tmp_path / "jobs.json")
+    assert all(0 <= j.arrival_s < 12 * 3600 for j in workload.jobs)
+    plan = build_plan(workload, example_cluster(racks=3, machines_per_rack=4), "online", with_bound=False)
+    assert len(plan.jobs) == len(workload.jobs)
+
+
+def test_details_carry_intervals_that_cover_the_prediction(history):
+    runs, _ = history
+    result = estimate(runs, EstimateOptions(at=AT, horizon=timedelta(days=1)))
+    for d in result.details:
+        lo, hi = d["intervals"]["input_bytes"]
+        assert lo <= d["predicted"]["input_bytes"] <= hi
+        assert d["predictor"] in ("paper", "median", "ses") and len(d["matched_runs"]) >= 2
+
+
+def test_default_rates_are_counted_and_task_samples_are_used(history):
+    runs, _ = history
+    result = estimate(runs, EstimateOptions(at=AT, horizon=timedelta(days=1)))
+    assert result.defaults_used["map_rate"] == len(result.workload.jobs)
+    key = result.workload.jobs[0].recurring_key
+    with_tasks = [
+        JobRun(**{**r.__dict__, "map_task_samples": (TaskSample(2.0, 80_000_000),), "reduce_task_samples": (TaskSample(4.0, 40_000_000),)})
+        if r.recurring_key == key else r
+        for r in runs
+    ]
+    job = next(j for j in estimate(with_tasks, EstimateOptions(at=AT, horizon=timedelta(days=1))).workload.jobs if j.recurring_key == key)
+    assert job.stages[0].map_rate_bytes_per_s == 40e6 and job.stages[0].reduce_rate_bytes_per_s == 10e6
+
+
+def test_no_history_for_the_period_is_a_clear_error(history):
+    runs, _ = history
+    with pytest.raises(EstimateError, match="no recurring job"):
+        estimate(runs, EstimateOptions(at=SPEC.start + timedelta(hours=1), horizon=timedelta(hours=1)))
+
+
+def test_map_only_history_gives_map_only_jobs():
+    t0 = datetime(2026, 1, 5, 6, tzinfo=UTC)
+    runs = [
+        JobRun(run_id=f"m{d}", recurring_key="copy", name="copy", source="t", submit_time=t0 + timedelta(days=d),
+               input_bytes=10**9, shuffle_bytes=0, output_bytes=10**9, map_tasks=8, reduce_tasks=0)
+        for d in range(4)
+    ]
+    job = estimate(runs, EstimateOptions(at=t0 + timedelta(days=4) - timedelta(hours=1), horizon=timedelta(hours=2))).workload.jobs[0]
+    assert job.stages[0].reduce_tasks == 0 and job.shuffle_bytes == 0 and job.stages[0].map_tasks == 8

@@ -1,0 +1,245 @@
+"""History sources: every row read is written, a duplicate, or skipped with a counted reason; a file or
+server that cannot be read at all is one clear error."""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from estimator.errors import HistoryInputError
+from estimator.identity import RecurringKey
+from estimator.records import IngestReport
+from estimator.sources.jobhistory import API, JobHistorySource
+from estimator.sources.rest import RestReader
+from estimator.sources.rm import ResourceManagerSource
+from estimator.sources.swim import read_swim, swim_key
+from estimator.sources.tabular import read_csv, read_json
+from estimator.store import HistoryStore
+
+SWIM = Path("/work/shared/data/swim/FB-2009_samples_24_times_1hr_0.tsv")
+HEADER = "name,submit_time,start_time,finish_time,input_bytes,shuffle_bytes,output_bytes,map_tasks,reduce_tasks\n"
+
+
+def balanced(report: IngestReport) -> bool:
+    return report.read == report.written + report.duplicates + sum(report.skipped.values())
+
+
+def ingest(store_dir, runs, report):
+    return HistoryStore(store_dir).append(runs, report)
+
+
+def test_csv_good_rows_bad_rows_and_a_truncated_last_line(tmp_path):
+    f = tmp_path / "h.csv"
+    f.write_text(
+        HEADER
+        + "etl-2026-01-05,2026-01-05T02:00:00Z,2026-01-05T02:00:05Z,2026-01-05T02:10:00Z,1000,500,100,8,2\n"
+        + "etl-2026-01-06,2026-01-06T02:00:00,,,1100,550,110,8,2\n"
+        + "etl-2026-01-07,not-a-time,,,1000,500,100,8,2\n"
+        + "etl-2026-01-08,2026-01-08T02:00:00Z,,,1000,500,100,8,2\n"
+        + "etl-2026-01-09,2026-01-09T02:00:00Z,,,10"
+    )
+    report = IngestReport()
+    runs = read_csv(f, RecurringKey(), report)
+    ingest(tmp_path / "s", runs, report)
+    assert (report.read, report.written, report.skipped["malformed row"]) == (5, 3, 2)
+    assert balanced(report)
+    assert {r.recurring_key for r in runs} == {"etl"}
+    assert runs[1].submit_time.tzinfo is not None  # a time without zone is UTC
+
+
+def test_csv_reimport_is_idempotent(tmp_path):
+    f = tmp_path / "h.csv"
+    f.write_text(HEADER + "etl-1,2026-01-05T02:00:00Z,,,1,1,1,1,1\n")
+    ingest(tmp_path / "s", read_csv(f, RecurringKey(), IngestReport()), IngestReport())
+    again = IngestReport()
+    ingest(tmp_path / "s", read_csv(f, RecurringKey(), again), again)
+    assert (again.written, again.duplicates) == (0, 1)
+
+
+def test_csv_without_required_columns_is_an_error(tmp_path):
+    f = tmp_path / "h.csv"
+    f.write_text("job,when\nx,y\n")
+    with pytest.raises(HistoryInputError, match="lacks required columns"):
+        read_csv(f, RecurringKey(), IngestReport())
+
+
+def test_csv_unknown_column_skips_the_row_rather_than_dropping_the_field(tmp_path):
+    f = tmp_path / "h.csv"
+    f.write_text("name,submit_time,input_byts\nx,2026-01-05T00:00:00Z,5\n")
+    report = IngestReport()
+    assert read_csv(f, RecurringKey(), report) == []
+    assert report.skipped["malformed row"] == 1
+
+
+def test_binary_file_is_an_error(tmp_path):
+    f = tmp_path / "h.csv"
+    f.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(HistoryInputError, match="not UTF-8"):
+        read_csv(f, RecurringKey(), IngestReport())
+
+
+def test_json_array_with_task_samples(tmp_path):
+    f = tmp_path / "h.json"
+    f.write_text(json.dumps({"runs": [{
+        "name": "wc", "submit_time": "2026-01-05T00:00:00Z", "input_bytes": 10, "shuffle_bytes": 5, "output_bytes": 1,
+        "map_task_samples": [{"seconds": 2.0, "bytes": 10, "node": "n1"}], "racks": ["/r1"], "is_profile": True,
+    }, 7]}))
+    report = IngestReport()
+    runs = read_json(f, RecurringKey(), report)
+    assert runs[0].map_task_samples[0].node == "n1" and runs[0].is_profile
+    assert report.skipped["malformed row"] == 1 and report.read == 2
+
+
+def test_truncated_json_document_is_an_error(tmp_path):
+    f = tmp_path / "h.json"
+    f.write_text('[{"name": "wc", "submit_time": "2026-01-05T00:00:00Z"}, {"name": "w')
+    with pytest.raises(HistoryInputError, match="neither JSON nor JSON Lines"):
+        read_json(f, RecurringKey(), IngestReport())
+
+
+def test_json_lines_with_a_truncated_last_line_keeps_the_good_lines(tmp_path):
+    f = tmp_path / "h.jsonl"
+    good = [json.dumps({"name": f"wc-{d}", "submit_time": f"2026-01-0{d}T00:00:00Z", "input_bytes": 1}) for d in (5, 6)]
+    f.write_text("\n".join([*good, '{"name": "wc-7", "submit_ti']))
+    report = IngestReport()
+    runs = read_json(f, RecurringKey(), report)
+    assert len(runs) == 2 and report.skipped["malformed row"] == 1 and report.read == 3
+
+
+def test_swim_trace_is_read_whole_and_grouped_by_size_class(tmp_path):
+    report = IngestReport()
+    runs = read_swim(SWIM, report)
+    assert report.read == len(runs) == 5894 and not report.skipped
+    first = runs[0]
+    assert (first.input_bytes, first.shuffle_bytes, first.output_bytes) == (740773, 2339561, 627471)
+    assert first.recurring_key == "swim-expand-in1e5" and first.submit_time == datetime(2009, 10, 1, 0, 0, 49, tzinfo=UTC)
+    assert swim_key(5000, 0) == "swim-maponly-in1e3" and swim_key(10**9, 10) == "swim-shrink-in1e9"
+
+
+def test_swim_partial_file_keeps_good_lines_and_counts_bad(tmp_path):
+    f = tmp_path / "t.tsv"
+    lines = SWIM.read_text().splitlines()[:3]
+    f.write_text("\n".join([*lines, "job3\t197\t75\tx\t42\t37", "job4\t208\t11\t36"]))
+    report = IngestReport()
+    assert len(read_swim(f, report)) == 3 and report.skipped["malformed row"] == 2
+
+
+def test_not_a_swim_file_is_an_error(tmp_path):
+    f = tmp_path / "t.tsv"
+    f.write_text("a,b,c\n1,2,3\n")
+    with pytest.raises(HistoryInputError, match="no valid SWIM line"):
+        read_swim(f, IngestReport())
+
+
+# --- REST sources against a local HTTP server (error paths a real server cannot be made to produce) ---
+
+
+class FakeServer:
+    def __init__(self, routes: dict[str, tuple[int, object]]) -> None:
+        routes_ = routes
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (http.server's name)
+                status, body = routes_.get(self.path.split("?")[0], (404, {"RemoteException": {"message": "not found"}}))
+                data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+
+
+def _counters(**values):
+    return {"jobCounters": {"id": "x", "counterGroup": [{"counterGroupName": "g", "counter": [
+        {"name": k, "totalCounterValue": v, "mapCounterValue": v, "reduceCounterValue": 0} for k, v in values.items()]}]}}
+
+
+def _task_routes(job):
+    base = f"{API}/jobs/{job}/tasks"
+    return {
+        base: (200, {"tasks": {"task": [
+            {"id": "t_m_0", "type": "MAP", "state": "SUCCEEDED", "successfulAttempt": "a_m_0"},
+            {"id": "t_r_0", "type": "REDUCE", "state": "SUCCEEDED", "successfulAttempt": "a_r_0"},
+        ]}}),
+        f"{base}/t_m_0/attempts/a_m_0": (200, {"taskAttempt": {"elapsedTime": 4000, "nodeHttpAddress": "n1:8042", "rack": "/r1"}}),
+        f"{base}/t_m_0/counters": (200, {"jobTaskCounters": {"taskCounterGroup": [{"counter": [{"name": "HDFS_BYTES_READ", "value": 400}]}]}}),
+        f"{base}/t_r_0/attempts/a_r_0": (200, {"taskAttempt": {"elapsedTime": 9000, "elapsedReduceTime": 2000, "nodeHttpAddress": "n2:8042", "rack": "/r2"}}),
+        f"{base}/t_r_0/counters": (200, {"jobTaskCounters": {"taskCounterGroup": [{"counter": [{"name": "HDFS_BYTES_WRITTEN", "value": 100}]}]}}),
+    }
+
+
+@pytest.fixture
+def jobhistory():
+    job = {"submitTime": 1767578400000, "startTime": 1767578401000, "finishTime": 1767578460000, "state": "SUCCEEDED", "mapsTotal": 1, "reducesTotal": 1}
+    routes = {
+        f"{API}/jobs": (200, {"jobs": {"job": [{"id": "job_1_0001"}, {"id": "job_1_0002"}, {"id": "job_1_0003"}]}}),
+        f"{API}/jobs/job_1_0001": (200, {"job": {**job, "name": "wordcount-2026-01-05"}}),
+        f"{API}/jobs/job_1_0001/counters": (200, _counters(HDFS_BYTES_READ=400, REDUCE_SHUFFLE_BYTES=300, HDFS_BYTES_WRITTEN=100)),
+        f"{API}/jobs/job_1_0001/conf": (200, {"conf": {"property": [{"name": "mapreduce.input.fileinputformat.inputdir", "value": "hdfs:/in/2026/01/05"}]}}),
+        **_task_routes("job_1_0001"),
+        f"{API}/jobs/job_1_0002": (200, {"job": {**job, "name": "partial"}}),
+        f"{API}/jobs/job_1_0002/counters": (200, _counters(HDFS_BYTES_READ=400)),
+        f"{API}/jobs/job_1_0002/conf": (200, {"conf": {}}),
+        f"{API}/jobs/job_1_0003": (500, "<html>oops</html>"),
+    }
+    server = FakeServer(routes)
+    yield server
+    server.close()
+
+
+def test_jobhistory_rows_match_counters_and_bad_jobs_are_counted(jobhistory, tmp_path):
+    report = IngestReport()
+    runs = JobHistorySource(jobhistory.url, RecurringKey()).read(report)
+    assert len(runs) == 1
+    run = runs[0]
+    assert (run.input_bytes, run.shuffle_bytes, run.output_bytes) == (400, 300, 100)
+    assert run.recurring_key == "wordcount" and run.input_path == "hdfs:/in/2026/01/05"
+    assert run.map_task_samples[0].seconds == 4.0 and run.reduce_task_samples[0].seconds == 2.0
+    assert run.racks == ("/r1", "/r2") and run.nodes == ("n1", "n2")
+    assert report.skipped == {"missing counter": 1, "unreadable job": 1}
+    ingest(tmp_path, runs, report)
+    assert balanced(report)
+    again = IngestReport()
+    JobHistorySource(jobhistory.url, RecurringKey()).read(again, skip_ids=HistoryStore(tmp_path).run_ids())
+    assert again.duplicates == 1
+
+
+def test_unreachable_or_wrong_server_is_a_clear_error():
+    with pytest.raises(HistoryInputError, match="cannot reach"):
+        JobHistorySource("http://127.0.0.1:9", RecurringKey(), reader=RestReader("http://127.0.0.1:9", retries=0)).read(IngestReport())
+    server = FakeServer({f"{API}/jobs": (200, "<html>a proxy page</html>")})
+    try:
+        with pytest.raises(HistoryInputError, match="did not answer JSON"):
+            JobHistorySource(server.url, RecurringKey()).read(IngestReport())
+    finally:
+        server.close()
+
+
+def test_rm_source_reads_non_mapreduce_apps_only():
+    apps = {"apps": {"app": [
+        {"id": "application_1_0001", "name": "spark-etl-2026-01-05", "applicationType": "SPARK", "startedTime": 1767578400000,
+         "launchTime": 1767578402000, "finishedTime": 1767578500000, "finalStatus": "SUCCEEDED"},
+        {"id": "application_1_0002", "name": "wc", "applicationType": "MAPREDUCE", "startedTime": 1767578400000},
+    ]}}
+    server = FakeServer({"/ws/v1/cluster/apps": (200, apps)})
+    try:
+        report = IngestReport()
+        runs = ResourceManagerSource(server.url, RecurringKey()).read(report)
+    finally:
+        server.close()
+    assert [r.recurring_key for r in runs] == ["spark-etl"] and runs[0].input_bytes is None
+    assert report.read == 2 and sum(report.skipped.values()) == 1
