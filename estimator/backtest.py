@@ -7,7 +7,7 @@ input-size error; 6.5 % on average over twenty Cosmos jobs).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 

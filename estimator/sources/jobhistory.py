@@ -14,14 +14,16 @@ from typing import Any
 
 from tqdm import tqdm
 
-from estimator.errors import HistoryInputError
+from corral_yarn.cluster.errors import ClusterError
+from corral_yarn.cluster.rest import RestClient, expect
 from estimator.identity import RecurringKey
 from estimator.records import SUCCEEDED, IngestReport, JobRun, TaskSample
-from estimator.sources.rest import RestReader, from_ms, items
+from estimator.sources.rest import from_ms, items
 
 log = logging.getLogger(__name__)
 
 API = "/ws/v1/history/mapreduce"
+SERVICE = "JobHistory server"
 INPUT_DIR = "mapreduce.input.fileinputformat.inputdir"
 
 
@@ -29,18 +31,18 @@ class MissingCounter(Exception):
     """A counter the job row needs is absent (the job's history is partial)."""
 
 
-def job_counters(data: dict[str, Any]) -> dict[str, dict[str, int]]:
-    """``{name: {"total": .., "map": .., "reduce": ..}}`` from a ``jobCounters`` document."""
+def job_counters(job_counters: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """``{name: {"total": .., "map": .., "reduce": ..}}`` from the ``jobCounters`` object."""
     counters: dict[str, dict[str, int]] = {}
-    for group in (data.get("jobCounters") or {}).get("counterGroup") or []:
+    for group in (job_counters or {}).get("counterGroup") or []:
         for c in group.get("counter") or []:
             counters[c["name"]] = {"total": c.get("totalCounterValue", 0), "map": c.get("mapCounterValue", 0), "reduce": c.get("reduceCounterValue", 0)}
     return counters
 
 
-def task_counters(data: dict[str, Any]) -> dict[str, int]:
-    """``{name: value}`` from a ``jobTaskCounters`` document."""
-    groups = (data.get("jobTaskCounters") or {}).get("taskCounterGroup") or []
+def task_counters(job_task_counters: dict[str, Any]) -> dict[str, int]:
+    """``{name: value}`` from the ``jobTaskCounters`` object."""
+    groups = (job_task_counters or {}).get("taskCounterGroup") or []
     return {c["name"]: c.get("value", 0) for g in groups for c in g.get("counter") or []}
 
 
@@ -59,13 +61,13 @@ def job_sizes(counters: dict[str, dict[str, int]], reduces: int) -> tuple[int, i
 class JobHistorySource:
     """Reads finished MapReduce jobs from a JobHistory server (e.g. ``http://host:19888``)."""
 
-    def __init__(self, url: str, key: RecurringKey, tasks: bool = True, reader: RestReader | None = None) -> None:
-        self.rest = reader or RestReader(url)
+    def __init__(self, url: str, key: RecurringKey, tasks: bool = True, rest: RestClient | None = None) -> None:
+        self.rest = rest or RestClient(SERVICE, url)
         self.key = key
         self.tasks = tasks
 
     def job_ids(self) -> list[str]:
-        return [j["id"] for j in items(self.rest.get(f"{API}/jobs"), "jobs", "job")]
+        return [j["id"] for j in items(self.rest.get(f"{API}/jobs"), "jobs", "job", SERVICE)]
 
     def read(self, report: IngestReport, skip_ids: set[str] = frozenset()) -> list[JobRun]:
         """Every finished job not in ``skip_ids`` (run ids already stored) as a run."""
@@ -79,13 +81,13 @@ class JobHistorySource:
                 runs.append(self.run(job_id))
             except MissingCounter as exc:
                 report.skip("missing counter", f"{job_id}: no {exc}")
-            except HistoryInputError as exc:
+            except ClusterError as exc:  # this job's history is gone or broken; the others are still read
                 report.skip("unreadable job", f"{job_id}: {exc}")
         return runs
 
     def run(self, job_id: str) -> JobRun:
-        job = self.rest.get(f"{API}/jobs/{job_id}").get("job") or {}
-        counters = job_counters(self.rest.get(f"{API}/jobs/{job_id}/counters"))
+        job = expect(self.rest.get(f"{API}/jobs/{job_id}"), "job", service=SERVICE)
+        counters = job_counters(expect(self.rest.get(f"{API}/jobs/{job_id}/counters"), "jobCounters", service=SERVICE))
         outcome = job.get("state", "UNKNOWN")
         reduces = int(job.get("reducesTotal", 0))
         try:
@@ -119,19 +121,19 @@ class JobHistorySource:
         )
 
     def _input_path(self, job_id: str) -> str | None:
-        conf = self.rest.get(f"{API}/jobs/{job_id}/conf").get("conf") or {}
+        conf = expect(self.rest.get(f"{API}/jobs/{job_id}/conf"), "conf", service=SERVICE) or {}
         return next((p.get("value") for p in conf.get("property") or [] if p.get("name") == INPUT_DIR), None)
 
     def _samples(self, job_id: str) -> tuple[tuple[TaskSample, ...], tuple[TaskSample, ...], set[tuple[str, str]]]:
         """Map and reduce task samples of the successful attempts, and their (rack, node) placements."""
         placements: set[tuple[str, str]] = set()
         maps, reduces = [], []
-        for task in items(self.rest.get(f"{API}/jobs/{job_id}/tasks"), "tasks", "task"):
+        for task in items(self.rest.get(f"{API}/jobs/{job_id}/tasks"), "tasks", "task", SERVICE):
             if task.get("state") != SUCCEEDED or not task.get("successfulAttempt"):
                 continue
             base = f"{API}/jobs/{job_id}/tasks/{task['id']}"
-            attempt = self.rest.get(f"{base}/attempts/{task['successfulAttempt']}").get("taskAttempt") or {}
-            counters = task_counters(self.rest.get(f"{base}/counters"))
+            attempt = expect(self.rest.get(f"{base}/attempts/{task['successfulAttempt']}"), "taskAttempt", service=SERVICE)
+            counters = task_counters(expect(self.rest.get(f"{base}/counters"), "jobTaskCounters", service=SERVICE))
             node = (attempt.get("nodeHttpAddress") or "").split(":")[0] or None
             if node:
                 placements.add((attempt.get("rack") or "/default-rack", node))

@@ -7,9 +7,10 @@ not its bytes: these runs feed arrival prediction, and the sizes of their jobs s
 
 from __future__ import annotations
 
+from corral_yarn.cluster.rest import RestClient
 from estimator.identity import RecurringKey
 from estimator.records import IngestReport, JobRun
-from estimator.sources.rest import RestReader, from_ms, items
+from estimator.sources.rest import from_ms, items
 
 FINISHED_STATES = "FINISHED,FAILED,KILLED"
 
@@ -17,13 +18,13 @@ FINISHED_STATES = "FINISHED,FAILED,KILLED"
 class ResourceManagerSource:
     """Reads finished non-MapReduce applications from a ResourceManager (e.g. ``http://host:8088``)."""
 
-    def __init__(self, url: str, key: RecurringKey, reader: RestReader | None = None) -> None:
-        self.rest = reader or RestReader(url)
+    def __init__(self, url: str, key: RecurringKey, rest: RestClient | None = None) -> None:
+        self.rest = rest or RestClient("ResourceManager", url)
         self.key = key
 
     def read(self, report: IngestReport) -> list[JobRun]:
         runs = []
-        for app in items(self.rest.get("/ws/v1/cluster/apps", states=FINISHED_STATES), "apps", "app"):
+        for app in items(self.rest.get("/ws/v1/cluster/apps", params={"states": FINISHED_STATES}), "apps", "app", "ResourceManager"):
             report.read += 1
             if app.get("applicationType", "").upper() == "MAPREDUCE":
                 report.skip("MapReduce app (ingest it from the JobHistory server)", app.get("id", "?"))

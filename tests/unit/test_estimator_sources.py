@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from corral_yarn.cluster.errors import MalformedResponseError, UnreachableError
+from corral_yarn.cluster.rest import RestClient, Retry
 from estimator.errors import HistoryInputError
 from estimator.identity import RecurringKey
 from estimator.records import IngestReport
 from estimator.sources.jobhistory import API, JobHistorySource
-from estimator.sources.rest import RestReader
 from estimator.sources.rm import ResourceManagerSource
 from estimator.sources.swim import read_swim, swim_key
 from estimator.sources.tabular import read_csv, read_json
@@ -61,13 +62,6 @@ def test_csv_reimport_is_idempotent(tmp_path):
     assert (again.written, again.duplicates) == (0, 1)
 
 
-def test_csv_without_required_columns_is_an_error(tmp_path):
-    f = tmp_path / "h.csv"
-    f.write_text("job,when\nx,y\n")
-    with pytest.raises(HistoryInputError, match="lacks required columns"):
-        read_csv(f, RecurringKey(), IngestReport())
-
-
 def test_csv_unknown_column_skips_the_row_rather_than_dropping_the_field(tmp_path):
     f = tmp_path / "h.csv"
     f.write_text("name,submit_time,input_byts\nx,2026-01-05T00:00:00Z,5\n")
@@ -76,11 +70,19 @@ def test_csv_unknown_column_skips_the_row_rather_than_dropping_the_field(tmp_pat
     assert report.skipped["malformed row"] == 1
 
 
-def test_binary_file_is_an_error(tmp_path):
-    f = tmp_path / "h.csv"
-    f.write_bytes(b"\xff\xfe\x00garbage")
-    with pytest.raises(HistoryInputError, match="not UTF-8"):
-        read_csv(f, RecurringKey(), IngestReport())
+@pytest.mark.parametrize(
+    ("name", "content", "read", "message"),
+    [
+        ("h.csv", b"job,when\nx,y\n", read_csv, "lacks required columns"),
+        ("h.csv", b"\xff\xfe\x00garbage", read_csv, "not UTF-8"),
+        ("h.json", b'[{"name": "wc", "submit_time": "2026-01-05T00:00:00Z"}, {"name": "w', read_json, "neither JSON nor JSON Lines"),
+    ],
+)
+def test_a_file_that_cannot_be_read_at_all_is_an_error(tmp_path, name, content, read, message):
+    f = tmp_path / name
+    f.write_bytes(content)
+    with pytest.raises(HistoryInputError, match=message):
+        read(f, RecurringKey(), IngestReport())
 
 
 def test_json_array_with_task_samples(tmp_path):
@@ -93,13 +95,6 @@ def test_json_array_with_task_samples(tmp_path):
     runs = read_json(f, RecurringKey(), report)
     assert runs[0].map_task_samples[0].node == "n1" and runs[0].is_profile
     assert report.skipped["malformed row"] == 1 and report.read == 2
-
-
-def test_truncated_json_document_is_an_error(tmp_path):
-    f = tmp_path / "h.json"
-    f.write_text('[{"name": "wc", "submit_time": "2026-01-05T00:00:00Z"}, {"name": "w')
-    with pytest.raises(HistoryInputError, match="neither JSON nor JSON Lines"):
-        read_json(f, RecurringKey(), IngestReport())
 
 
 def test_json_lines_with_a_truncated_last_line_keeps_the_good_lines(tmp_path):
@@ -219,11 +214,11 @@ def test_jobhistory_rows_match_counters_and_bad_jobs_are_counted(jobhistory, tmp
 
 
 def test_unreachable_or_wrong_server_is_a_clear_error():
-    with pytest.raises(HistoryInputError, match="cannot reach"):
-        JobHistorySource("http://127.0.0.1:9", RecurringKey(), reader=RestReader("http://127.0.0.1:9", retries=0)).read(IngestReport())
+    with pytest.raises(UnreachableError, match="cannot reach JobHistory server"):
+        JobHistorySource("http://127.0.0.1:9", RecurringKey(), rest=RestClient("JobHistory server", "http://127.0.0.1:9", retry=Retry(attempts=1))).read(IngestReport())
     server = FakeServer({f"{API}/jobs": (200, "<html>a proxy page</html>")})
     try:
-        with pytest.raises(HistoryInputError, match="did not answer JSON"):
+        with pytest.raises(MalformedResponseError, match="not JSON"):
             JobHistorySource(server.url, RecurringKey()).read(IngestReport())
     finally:
         server.close()
