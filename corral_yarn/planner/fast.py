@@ -6,7 +6,7 @@ Three exact shortcuts (docs/planner.md):
 2. Consecutive candidates differ in one job: the prioritization order is kept sorted incrementally
    and each candidate resumes from the last checkpointed prefix that its change did not touch.
 3. A candidate is skipped when it provably cannot beat the best so far: a safe lower bound
-   (``provisioning.lower_bounds``), or a prefix of its prioritization already as bad as the best.
+   (``provisioning.lower_bounds``), or a prefix of its prioritization that already dooms it.
 Only the winner is prioritized with rack identities, by the reference's own code.
 """
 
@@ -14,35 +14,57 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from dataclasses import dataclass
+from itertools import accumulate
+from operator import mul
 
 import numpy as np
 from numpy.typing import NDArray
 
 from corral_yarn.errors import PlanningError
-from corral_yarn.planner.provisioning import SAFETY, lower_bounds, provisioning
+from corral_yarn.planner.provisioning import SAFETY, area_sums, duration_sums, lower_bounds, provisioning
 from corral_yarn.planner.reference import prioritize
 from corral_yarn.planner.schedule import Scenario, Schedule, effective_arrival
 
 Key = tuple[float | int, ...]
-# (jobs prioritized, free-time groups as (-F ascending, racks), max finish, sum of completions)
-Checkpoint = tuple[int, list[float], list[int], float, float]
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """What the prioritization knows after the first ``jobs`` jobs of the order."""
+
+    jobs: int
+    max_finish: float  # max T_j + L_j(r_j) so far
+    completion_sum: float  # sum of T_j + L_j(r_j) - A_j so far
+    work: float  # sum of L_j(r_j) (online) or r_j L_j(r_j) (batch) so far
+    earliest_free: float  # min_i F_i
+    free_sum: float  # sum_i F_i
+
+
+# a saved prefix state: the Prefix and the free-time groups as (-F ascending, racks)
+Checkpoint = tuple[Prefix, list[float], list[int]]
 
 
 class IncrementalPrioritization:
     """Prioritization (Fig. 4.2) of a run of candidates that each widen one job by one rack."""
 
     def __init__(self, scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], checkpoint_every: int = 32) -> None:
-        n_jobs, n_racks = latency.shape
-        self.checkpoint_every = checkpoint_every  # jobs between saved prefix states
+        n_jobs, self.n_racks = latency.shape
         self.online = scenario == "online"
+        self.checkpoint_every = checkpoint_every  # jobs between saved prefix states
         self.count = [1] * n_jobs  # r_j
         self.duration: list[float] = latency[:, 0].tolist()  # L_j(r_j)
         self.arrival: list[float] = effective_arrival(scenario, arrival).tolist()  # A_j
+        self.work_weight = [1] * n_jobs if self.online else self.count  # work = sum of weight x L_j(r_j)
         self.key = [self._order_key(j) for j in range(n_jobs)]
         self.order = sorted(self.key)  # the prioritization order, as sort keys ending in j
+        self.arrival_by_position = sorted(self.arrival)  # the online order starts with A_j
+        self.arrival_before = [0.0, *accumulate(self.arrival_by_position)]
+        self.arrival_total = math.fsum(abs(a) for a in self.arrival)
         self.completion = [0.0] * n_jobs  # finish - A_j, by position in the order
-        self.checkpoints: list[Checkpoint] = [(0, [-0.0], [n_racks], -math.inf, 0.0)]
-        self.aborted_at: int | None = None  # prefix length after which the last run gave up
+        start = Prefix(0, -math.inf, 0.0, 0.0, 0.0, 0.0)
+        self.checkpoints: list[Checkpoint] = [(start, [-0.0], [self.n_racks])]
+        self.given_up: Prefix | None = None  # where the last run proved it could not win
 
     def _order_key(self, j: int) -> Key:
         # batch: widest first, then longest; online: earliest arrival first, then as batch (§4.3.4)
@@ -60,27 +82,44 @@ class IncrementalPrioritization:
         new = bisect_left(self.order, self.key[j])
         self.order.insert(new, self.key[j])
         changed = min(old, new)
-        while self.checkpoints[-1][0] > changed:
+        while self.checkpoints[-1][0].jobs > changed:
             self.checkpoints.pop()
-        if self.aborted_at is not None and changed < self.aborted_at:
-            self.aborted_at = None
+        if self.given_up is not None and changed < self.given_up.jobs:
+            self.given_up = None
 
-    @property
-    def hopeless(self) -> bool:
-        """True when the current candidate shares a prefix already proven no better than the best."""
-        return self.aborted_at is not None
+    def hopeless(self, best: float, work_total: float) -> bool:
+        """True when the current candidate shares a prefix that already proves it cannot beat ``best``."""
+        return self.given_up is not None and self.cannot_beat(best, self.given_up, work_total)
 
-    def objective(self, best: float) -> float | None:
-        """The current candidate's objective, or None once it provably cannot beat ``best``.
+    def cannot_beat(self, best: float, prefix: Prefix, work_total: float) -> bool:
+        """Whether every candidate with this prefix and ``work_total`` has an objective >= ``best``.
 
-        Makespan is at least the largest finish so far; with completions >= 0, n times the mean
-        completion is at least the sum so far (compared with a margin for its rounding)."""
+        F values only grow, so every later job starts at or after min_i F_i; its completion is at
+        least max(min F, A_j) - A_j + L_j(r_j) (online), and it adds at least r_j L_j(r_j) to
+        sum_i F_i, whose mean bounds the makespan (batch). Margins cover float rounding."""
         n_jobs = len(self.order)
-        max_finish_limit = math.inf if self.online else best
-        completion_limit = best * n_jobs * (1.0 + SAFETY) if self.online else math.inf
-        position, neg_free, racks, max_finish, total = self.checkpoints[-1]
+        remaining_work = work_total - prefix.work
+        if not self.online:
+            area = (prefix.free_sum + remaining_work) / self.n_racks
+            slack = SAFETY * (abs(prefix.free_sum) + abs(work_total) + abs(prefix.work)) / self.n_racks
+            return max(prefix.max_finish, area - slack) >= best
+        m, x = prefix.jobs, prefix.earliest_free
+        waits = bisect_left(self.arrival_by_position, x, m)  # later jobs that arrive before x
+        waiting = x * (waits - m) - (self.arrival_before[waits] - self.arrival_before[m])
+        lower = prefix.completion_sum + max(0.0, waiting + remaining_work)
+        slack = SAFETY * (abs(lower) + abs(prefix.work) + self.arrival_total + n_jobs * abs(x))
+        return lower - slack > best * n_jobs * (1.0 + SAFETY)
+
+    def objective(self, best: float, work_total: float) -> float | None:
+        """The current candidate's objective, or None once it provably cannot beat ``best``."""
+        n_jobs, every = len(self.order), self.checkpoint_every
+        max_finish_limit = math.inf if self.online else best  # checked on every job, cheaply
+        completion_limit = best * n_jobs if self.online else math.inf
+        prefix, neg_free, racks = self.checkpoints[-1]
         neg_free, racks = neg_free.copy(), racks.copy()
-        order, count, duration, arrival, completion = self.order, self.count, self.duration, self.arrival, self.completion
+        position, max_finish, total, work = prefix.jobs, prefix.max_finish, prefix.completion_sum, prefix.work
+        order, count, duration, arrival, weight, completion = self.order, self.count, self.duration, self.arrival, self.work_weight, self.completion
+        self.given_up = None
         while position < n_jobs:
             j = order[position][-1]
             need = count[j]
@@ -99,6 +138,7 @@ class IncrementalPrioritization:
             finish = start + duration[j]  # F_i := T_j + L_j(r_j)
             completion[position] = finish - arrival[j]
             total += completion[position]
+            work += duration[j] * weight[j]
             if finish > max_finish:
                 max_finish = finish
             slot = bisect_left(neg_free, -finish)
@@ -108,11 +148,13 @@ class IncrementalPrioritization:
                 neg_free.insert(slot, -finish)
                 racks.insert(slot, count[j])
             position += 1
-            if max_finish >= max_finish_limit or total > completion_limit:
-                self.aborted_at = position
-                return None
-            if position % self.checkpoint_every == 0:
-                self.checkpoints.append((position, neg_free.copy(), racks.copy(), max_finish, total))
+            if max_finish >= max_finish_limit or total > completion_limit or position % every == 0:
+                prefix = Prefix(position, max_finish, total, work, -neg_free[-1], -sum(map(mul, neg_free, racks)))
+                if self.cannot_beat(best, prefix, work_total):
+                    self.given_up = prefix
+                    return None
+                if position % every == 0:
+                    self.checkpoints.append((prefix, neg_free.copy(), racks.copy()))
         return math.fsum(completion) / n_jobs if self.online else max_finish
 
 
@@ -130,18 +172,20 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
     _check(latency, arrival)
     prov = provisioning(latency)
     bounds = lower_bounds(scenario, latency, arrival, prov)
+    work_totals = duration_sums(latency, prov) if scenario == "online" else area_sums(latency, prov)
     run = IncrementalPrioritization(scenario, latency, arrival, checkpoint_every)
-    first_value = run.objective(math.inf)  # nothing gives up against an infinite best
+    first_value = run.objective(math.inf, work_totals[0])  # nothing gives up against an infinite best
     best, winner = math.inf if first_value is None else first_value, 0
     for first in range(1, prov.candidates, steps_per_chunk):  # chunks bound the memory of Python lists
         steps = slice(first - 1, min(first - 1 + steps_per_chunk, prov.candidates - 1))
         jobs, counts = prov.widened[steps], prov.new_count[steps]
-        chunk = zip(range(first, first + jobs.size), jobs.tolist(), latency[jobs, counts - 1].tolist(), bounds[first : first + jobs.size].tolist())
-        for k, j, duration, bound in chunk:
+        durations = latency[jobs, counts - 1].tolist()
+        here = slice(first, first + jobs.size)
+        for k, j, duration, bound, work_total in zip(range(here.start, here.stop), jobs.tolist(), durations, bounds[here].tolist(), work_totals[here].tolist()):
             run.widen(j, duration)
-            if bound >= best or run.hopeless:
+            if bound >= best or run.hopeless(best, work_total):
                 continue
-            value = run.objective(best)
+            value = run.objective(best, work_total)
             if value is not None and value < best:
                 best, winner = value, k
     return prioritize(scenario, latency, arrival, prov.counts(winner, latency.shape[0]))

@@ -73,6 +73,19 @@ def _shrink(x: NDArray[np.float64]) -> NDArray[np.float64]:
     return x - SAFETY * np.abs(x)
 
 
+def duration_sums(latency: NDArray[np.float64], prov: Provisioning) -> NDArray[np.float64]:
+    """Per candidate, a lower bound on sum_j L_j(r_j)."""
+    previous = latency[prov.widened, prov.new_count - 2]
+    return _running_sums(latency[:, 0], latency[prov.widened, prov.new_count - 1] - previous)
+
+
+def area_sums(latency: NDArray[np.float64], prov: Provisioning) -> NDArray[np.float64]:
+    """Per candidate, a lower bound on the rack-time sum_j r_j L_j(r_j)."""
+    previous = latency[prov.widened, prov.new_count - 2]
+    current = latency[prov.widened, prov.new_count - 1]
+    return _running_sums(latency[:, 0], prov.new_count * current - (prov.new_count - 1) * previous)
+
+
 def lower_bounds(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], prov: Provisioning) -> NDArray[np.float64]:
     """Per candidate, a number no larger than its prioritized objective (even in float arithmetic).
 
@@ -80,12 +93,8 @@ def lower_bounds(scenario: Scenario, latency: NDArray[np.float64], arrival: NDAr
     Online: each completion is at least L_j(r_j), so the mean completion >= mean_j L_j(r_j).
     """
     n_jobs, n_racks = latency.shape
-    previous = latency[prov.widened, prov.new_count - 2]
-    current = latency[prov.widened, prov.new_count - 1]
     if scenario == "batch":
-        step = prov.new_count * current - (prov.new_count - 1) * previous
-        return np.maximum(prov.longest, _shrink(_running_sums(latency[:, 0], step) / n_racks))
-    total = _running_sums(latency[:, 0], current - previous)
+        return np.maximum(prov.longest, _shrink(area_sums(latency, prov) / n_racks))
     # completion = fl(fl(T + L) - A) >= L - 2^-52 (A + L): allow for it on every job
     slack = 4.0 * np.finfo(np.float64).eps * float(np.abs(arrival).sum())
-    return _shrink(_shrink(total - slack) / n_jobs)
+    return _shrink(_shrink(duration_sums(latency, prov) - slack) / n_jobs)
