@@ -1,0 +1,287 @@
+package io.corralyarn.minicluster;
+
+import java.io.File;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hdfs.server.datanode.DataNode;
+import org.apache.hadoop.hdfs.server.namenode.NameNode;
+import org.apache.hadoop.mapreduce.v2.hs.JobHistoryServer;
+import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
+import org.apache.hadoop.service.Service;
+import org.apache.hadoop.yarn.api.records.NodeState;
+import org.apache.hadoop.yarn.server.nodemanager.NodeManager;
+import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
+import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A multi-rack Hadoop cluster in one JVM: a NameNode, a DataNode and a NodeManager on every
+ * worker address of the {@link ClusterLayout}, a ResourceManager running the Corral scheduler and
+ * a MapReduce JobHistory server. HDFS and YARN resolve racks from the same topology table, and
+ * the HDFS block placement policy and the YARN scheduler are Corral's.
+ *
+ * <p>{@link #start()} returns once every daemon is healthy; {@link #close()} stops them all.
+ */
+public final class EmbeddedCluster implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(EmbeddedCluster.class);
+
+  /** What to start besides YARN. */
+  public record Options(boolean hdfs, boolean jobHistory, int nodeMemoryMb, int nodeVcores,
+      long startTimeoutMs) {
+    /** Everything, sized for a 2-core, 24 GB machine. */
+    public static Options full() {
+      return new Options(true, true, 4096, 4, 240_000);
+    }
+  }
+
+  private final ClusterLayout layout;
+  private final Path baseDir;
+  private final Path confDir;
+  private final List<String> applicationClasspath;
+  private final Options options;
+  private final Configuration base = new Configuration();
+  private final List<DataNode> dataNodes = new ArrayList<>();
+  private final List<NodeManager> nodeManagers = new ArrayList<>();
+  private final List<ClusterLayout.Node> nodeManagerHosts = new ArrayList<>();
+  private NameNode nameNode;
+  private ResourceManager resourceManager;
+  private JobHistoryServer jobHistoryServer;
+
+  /**
+   * @param applicationClasspath classpath entries of MapReduce containers (the Hadoop jars);
+   *     may be empty when no MapReduce job will run
+   */
+  public EmbeddedCluster(ClusterLayout layout, Path baseDir, List<String> applicationClasspath,
+      Options options) {
+    this.layout = layout;
+    this.baseDir = baseDir.toAbsolutePath();
+    this.confDir = this.baseDir.resolve("conf");
+    this.applicationClasspath = List.copyOf(applicationClasspath);
+    this.options = options;
+  }
+
+  public ClusterLayout layout() {
+    return layout;
+  }
+
+  /** The client configuration directory (core, hdfs, yarn and mapred site files). */
+  public Path confDir() {
+    return confDir;
+  }
+
+  /** A copy of the client configuration. */
+  public Configuration clientConf() {
+    return new Configuration(base);
+  }
+
+  public ResourceManager resourceManager() {
+    return resourceManager;
+  }
+
+  public NameNode nameNode() {
+    return nameNode;
+  }
+
+  public List<NodeManager> nodeManagers() {
+    return Collections.unmodifiableList(nodeManagers);
+  }
+
+  /** The worker each NodeManager of {@link #nodeManagers()} runs on (same order). */
+  public List<ClusterLayout.Node> nodeManagerHosts() {
+    return Collections.unmodifiableList(nodeManagerHosts);
+  }
+
+  public List<DataNode> dataNodes() {
+    return Collections.unmodifiableList(dataNodes);
+  }
+
+  public JobHistoryServer jobHistoryServer() {
+    return jobHistoryServer;
+  }
+
+  /** Starts every daemon and waits until all are healthy. */
+  public void start() throws IOException, InterruptedException {
+    DefaultMetricsSystem.setMiniClusterMode(true);
+    Files.createDirectories(confDir);
+    Files.writeString(confDir.resolve("topology.table"), layout.topologyTable());
+    writeClientConf(ClusterConfig.sites(layout, baseDir, confDir, applicationClasspath, options));
+    try {
+      if (options.hdfs()) {
+        startHdfs();
+      }
+      startYarn();
+      if (options.jobHistory()) {
+        jobHistoryServer = new JobHistoryServer();
+        jobHistoryServer.init(new Configuration(base));
+        jobHistoryServer.start();
+        awaitStarted(jobHistoryServer, "JobHistory server");
+      }
+    } catch (IOException | InterruptedException | RuntimeException e) {
+      close();
+      throw e;
+    }
+    LOG.info("Embedded cluster healthy: {} racks x {} nodes", layout.racks(),
+        layout.nodesPerRack());
+  }
+
+  private void startHdfs() throws IOException, InterruptedException {
+    Configuration nnConf = new Configuration(base);
+    NameNode.format(nnConf);
+    nameNode = NameNode.createNameNode(new String[0], nnConf);
+    for (ClusterLayout.Node node : layout.nodes()) {
+      Configuration dnConf = ClusterConfig.dataNode(base, node, baseDir);
+      DataNode dataNode = DataNode.createDataNode(new String[0], dnConf);
+      if (dataNode == null) {
+        throw new IOException("DataNode on " + node.host() + " did not start (see the log)");
+      }
+      dataNodes.add(dataNode);
+    }
+    int expected = layout.nodes().size();
+    await("all " + expected + " DataNodes registered and the NameNode out of safe mode",
+        () -> nameNode.getNamesystem().getNumLiveDataNodes() == expected
+            && !nameNode.isInSafeMode()
+            && dataNodes.stream().allMatch(DataNode::isDatanodeFullyStarted));
+  }
+
+  private void startYarn() throws InterruptedException {
+    resourceManager = new ResourceManager();
+    resourceManager.init(new Configuration(base));
+    resourceManager.start();
+    for (ClusterLayout.Node node : layout.nodes()) {
+      startNodeManager(node);
+    }
+    int expected = layout.nodes().size();
+    await("all " + expected + " NodeManagers RUNNING in the ResourceManager",
+        () -> runningNodeManagers() == expected);
+  }
+
+  /** Starts the NodeManager of a worker (again, e.g. after {@link #stopNodeManager}). */
+  public NodeManager startNodeManager(ClusterLayout.Node node) {
+    NodeManager nodeManager = new NodeManager();
+    nodeManager.init(ClusterConfig.nodeManager(base, node, baseDir));
+    nodeManager.start();
+    nodeManagers.add(nodeManager);
+    nodeManagerHosts.add(node);
+    return nodeManager;
+  }
+
+  /** Stops the NodeManager of a worker (for fault-injection tests). */
+  public void stopNodeManager(ClusterLayout.Node node) {
+    int i = nodeManagerHosts.indexOf(node);
+    if (i < 0) {
+      throw new IllegalArgumentException("no NodeManager running on " + node);
+    }
+    nodeManagers.remove(i).stop();
+    nodeManagerHosts.remove(i);
+  }
+
+  /** NodeManagers the ResourceManager sees as RUNNING. */
+  public int runningNodeManagers() {
+    int running = 0;
+    for (RMNode node : resourceManager.getRMContext().getRMNodes().values()) {
+      if (node.getState() == NodeState.RUNNING) {
+        running++;
+      }
+    }
+    return running;
+  }
+
+  /** Writes one site file per entry and merges them all into the base configuration. */
+  private void writeClientConf(Map<String, Map<String, String>> sites) throws IOException {
+    for (Map.Entry<String, Map<String, String>> site : sites.entrySet()) {
+      Configuration part = new Configuration(false);
+      site.getValue().forEach(part::set);
+      site.getValue().forEach(base::set);
+      try (OutputStream out = new FileOutputStream(confDir.resolve(site.getKey()).toFile())) {
+        part.writeXml(out);
+      }
+    }
+  }
+
+  private void awaitStarted(Service service, String what) throws InterruptedException {
+    await(what + " started", () -> service.getServiceState() == Service.STATE.STARTED);
+  }
+
+  private void await(String what, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + options.startTimeoutMs() * 1_000_000L;
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("timed out after " + options.startTimeoutMs()
+            + " ms waiting for " + what);
+      }
+      Thread.sleep(200);
+    }
+    LOG.info("Ready: {}", what);
+  }
+
+  /** Stops every daemon that was started, in reverse order; never throws. */
+  @Override
+  public void close() {
+    stopQuietly("JobHistory server", jobHistoryServer);
+    for (int i = nodeManagers.size() - 1; i >= 0; i--) {
+      stopQuietly("NodeManager " + nodeManagerHosts.get(i).host(), nodeManagers.get(i));
+    }
+    nodeManagers.clear();
+    nodeManagerHosts.clear();
+    stopQuietly("ResourceManager", resourceManager);
+    for (DataNode dataNode : dataNodes) {
+      try {
+        dataNode.shutdown();
+      } catch (RuntimeException e) {
+        LOG.warn("DataNode shutdown failed", e);
+      }
+    }
+    dataNodes.clear();
+    if (nameNode != null) {
+      try {
+        nameNode.stop();
+        nameNode.join();
+      } catch (RuntimeException e) {
+        LOG.warn("NameNode shutdown failed", e);
+      }
+      nameNode = null;
+    }
+  }
+
+  private static void stopQuietly(String what, Service service) {
+    if (service == null) {
+      return;
+    }
+    try {
+      service.stop();
+    } catch (RuntimeException e) {
+      LOG.warn("{} did not stop cleanly", what, e);
+    }
+  }
+
+  /** A free TCP port on the given local address. */
+  static int freePort(String host) {
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(host))) {
+      return socket.getLocalPort();
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot find a free port on " + host, e);
+    }
+  }
+
+  static String dir(Path parent, String... parts) {
+    File dir = parent.resolve(String.join(File.separator, parts)).toFile();
+    if (!dir.isDirectory() && !dir.mkdirs()) {
+      throw new IllegalStateException("cannot create directory " + dir);
+    }
+    return dir.getAbsolutePath();
+  }
+}
