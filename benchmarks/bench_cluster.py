@@ -1,5 +1,6 @@
 """Cluster adapters benchmark on a running embedded cluster: rack-aware upload next to a plain HdfsCLI
-upload of the same data (throughput, share of blocks with a replica in R_j, racks spanned), and the
+upload of the same data, one replica per block so the share shows where the first replica lands
+(throughput, share of blocks with their replica in R_j, racks spanned), and the
 REST round trips of a submission. One JSON line.
 
 Needs a running cluster: ``CORRAL_CLUSTER_JSON`` (default .corral/minicluster/cluster.json); start
@@ -53,10 +54,10 @@ def main() -> None:
             (local / f"part-{k}").write_bytes(random.Random(k).randbytes(FILE_BLOCKS * BLOCK))
         size_mb = FILES * FILE_BLOCKS * BLOCK / 2**20
         t0 = time.perf_counter()
-        report: PlacementReport = cluster.uploader(topo).upload(local, f"/bench/{run}/rack-aware", [rack], block_bytes=BLOCK)
+        report: PlacementReport = cluster.uploader(topo).upload(local, f"/bench/{run}/rack-aware", [rack], block_bytes=BLOCK, replication=1)
         t_aware = time.perf_counter() - t0
         t0 = time.perf_counter()
-        cluster.hdfs.upload(f"/bench/{run}/plain", str(local), n_threads=cluster.threads, blocksize=BLOCK)
+        cluster.hdfs.upload(f"/bench/{run}/plain", str(local), n_threads=cluster.threads, blocksize=BLOCK, replication=1)
         t_plain = time.perf_counter() - t0
     blocks, in_set, spanned = placement(cluster, f"/bench/{run}/plain", [rack])
     t0 = time.perf_counter()

@@ -188,8 +188,11 @@ class ResourceManager:
 
     def user(self) -> str:
         """The user the RM takes our requests to come from (``/userinfo``: ``user.name`` or its static web user)."""
-        info = expect(self.rest.get(API + "/userinfo"), "clusterUserInfo", service=SERVICE)
-        return str(info.get("requestedUser") or info.get("rmLoginUser") or "")
+        doc = self.rest.get(API + "/userinfo")
+        info = doc.get("clusterUserInfo", doc) if isinstance(doc, dict) else None  # Hadoop 3.5 sends it unwrapped
+        if not isinstance(info, dict) or "requestedUser" not in info:
+            raise MalformedResponseError(f"{SERVICE} /userinfo has no requestedUser")
+        return str(info["requestedUser"] or "")
 
     def submit(self, submission: Submission, stage: Stage | None = None) -> AppReport:
         """Submit unless an application for this plan and job already runs or ran; returns its report.

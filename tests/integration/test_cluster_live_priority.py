@@ -53,10 +53,11 @@ def test_higher_priority_job_gets_its_containers_first(minicluster: Any, tmp_pat
         with pytest.raises(ApplicationFailedError):  # a sleeping AM never registers: its attempt fails when it exits
             cluster.rm.wait(b.app_id, timeout_s=300)
     finals = {name: cluster.rm.wait(app.app_id, timeout_s=900) for name, app in apps.items()}
-    starts = {}
+    starts = {}  # when each job's AM, and its first task, started running (the history's container start times)
     for name, final in finals.items():
-        attempts = cluster.history.attempts(job_id_of(final.app_id)) if cluster.history.wait_for_job(job_id_of(final.app_id)) else []
-        am_start = min(a.started_ms for a in cluster.rm.attempts(final.app_id))
+        cluster.history.wait_for_job(job_id_of(final.app_id))
+        attempts = cluster.history.attempts(job_id_of(final.app_id))
+        am_start = min(a.started_ms for a in attempts if a.type == "AM")
         task_start = min(a.started_ms for a in attempts if a.type in ("MAP", "REDUCE"))
         starts[name] = (am_start, task_start)
     assert starts["high"][0] < starts["low"][0], starts

@@ -51,6 +51,14 @@ def test_discovery_agrees_with_the_cluster_description(cluster: Cluster, miniclu
     assert {dn.http_address for dn in topo.datanodes} == http
 
 
+def test_one_replica_only_lands_in_the_rack_set(cluster: Cluster, tmp_path: Path) -> None:
+    """Replication 1: the only replica is the first one, so all of them must be in R_j."""
+    rack = cluster.topology().racks[2]
+    report = cluster.uploader().upload(payload(tmp_path / "r1", 10 * BLOCK, 9), "/it/upload/one-replica", [rack],
+                                       block_bytes=BLOCK, replication=1, overwrite=True)
+    assert report.blocks == 10 and report.share_in_rack_set == 1.0 and report.racks_spanned == [rack]
+
+
 def test_plan_uploads_keep_one_replica_of_every_block_in_the_jobs_racks(cluster: Cluster, tmp_path: Path) -> None:
     topo = cluster.topology()
     a, b, c = topo.racks[:3]
@@ -60,11 +68,11 @@ def test_plan_uploads_keep_one_replica_of_every_block_in_the_jobs_racks(cluster:
     for k in range(3):
         payload(inputs / f"part-{k}", 5 * BLOCK + 1000 * k, seed=k)
     rack_sets = {"job-a": [a], "job-b": [b], "job-ac": [a, c]}
-    reports = {
-        "job-a": uploader.upload(payload(tmp_path / "a.bin", 12 * BLOCK + 5, 1), "/it/upload/job-a", rack_sets["job-a"], block_bytes=BLOCK),
-        "job-b": uploader.upload(payload(tmp_path / "b.bin", 9 * BLOCK, 2), "/it/upload/job-b", rack_sets["job-b"], block_bytes=BLOCK),
-        "job-ac": uploader.upload(inputs, "/it/upload/job-ac", rack_sets["job-ac"], block_bytes=BLOCK),
-    }
+    # Two replicas: one must be in R_j, the other on another rack. (With three replicas on three racks
+    # every block would touch every rack, and the check below could not fail.)
+    sources = {"job-a": payload(tmp_path / "a.bin", 12 * BLOCK + 5, 1), "job-b": payload(tmp_path / "b.bin", 9 * BLOCK, 2), "job-ac": inputs}
+    reports = {job: uploader.upload(src, f"/it/upload/{job}", rack_sets[job], block_bytes=BLOCK, replication=2, overwrite=True)
+               for job, src in sources.items()}
     for job, report in reports.items():
         assert report.share_in_rack_set == 1.0, (job, report)
         assert len(report.racks_spanned) >= 2, (job, report)
@@ -78,7 +86,8 @@ def test_plan_uploads_keep_one_replica_of_every_block_in_the_jobs_racks(cluster:
 
 
 def test_rack_set_without_live_datanodes_uploads_normally_and_says_so(cluster: Cluster, tmp_path: Path) -> None:
-    report = cluster.uploader().upload(payload(tmp_path / "x", 3 * BLOCK, 3), "/it/upload/nowhere", ["/rack-nowhere"], block_bytes=BLOCK)
+    report = cluster.uploader().upload(payload(tmp_path / "x", 3 * BLOCK, 3), "/it/upload/nowhere", ["/rack-nowhere"],
+                                    block_bytes=BLOCK, overwrite=True)
     assert report.rack_set_unavailable and report.blocks == 3 and report.share_in_rack_set == 0.0
 
 
@@ -95,7 +104,7 @@ def test_killed_upload_leaves_nothing_at_the_target_and_a_retry_completes_it(clu
     desc = tmp_path / "cluster.json"
     desc.write_text(json.dumps(description(minicluster)))
     big = payload(tmp_path / "big", 400 * BLOCK, 4)
-    target = "/it/upload/killed"
+    target = f"/it/upload/killed-{random.Random().randrange(10**6)}"
     rack = cluster.topology().racks[1]
     args = [sys.executable, "-c", UPLOAD_SCRIPT, str(desc), str(big), target, rack]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
