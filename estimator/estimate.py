@@ -42,9 +42,13 @@ class EstimateOptions:
 
 @dataclass
 class Estimate:
+    """The predicted jobs, how each was predicted, default rates used, and the recurring jobs in the
+    history that have no sized successful run to predict from (e.g. non-MapReduce RM apps)."""
+
     workload: Workload
     details: list[dict[str, Any]]
     defaults_used: Counter[str]
+    unsized_jobs: list[str]
 
 
 def _interval(points: Sequence[Point], predictor: str, quantity: str, coverage: float, value: float) -> list[float] | None:
@@ -130,4 +134,7 @@ def estimate(runs: Sequence[JobRun], options: EstimateOptions) -> Estimate:
     pairs.sort(key=lambda p: (p[0].arrival_s, p[0].name))
     if defaults:
         log.warning("default task rates used where the history has no task samples: %s", dict(defaults))
-    return Estimate(Workload(jobs=[j for j, _ in pairs]), [d for _, d in pairs], defaults)
+    unsized = sorted(runs_by_key.keys() - by_key.keys())
+    if unsized:
+        log.warning("%d recurring jobs have no sized successful run and are not predicted: %s", len(unsized), ", ".join(unsized[:10]))
+    return Estimate(Workload(jobs=[j for j, _ in pairs]), [d for _, d in pairs], defaults, unsized)

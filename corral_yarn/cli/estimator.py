@@ -104,10 +104,12 @@ def _estimate(args: argparse.Namespace) -> int:
     result = estimate(runs, options)
     save(result.workload, args.out)
     if args.details:
-        write_atomic(args.details, json.dumps({"jobs": result.details, "defaults_used": dict(result.defaults_used)}, indent=2) + "\n")
+        details = {"jobs": result.details, "defaults_used": dict(result.defaults_used), "unsized_jobs": result.unsized_jobs}
+        write_atomic(args.details, json.dumps(details, indent=2) + "\n")
     if args.disk_bandwidth_out:
         write_atomic(args.disk_bandwidth_out, json.dumps(disk_bandwidth([r for r in runs if r.submit_time < options.at]), indent=2) + "\n")
-    print(f"wrote {len(result.workload.jobs)} predicted jobs to {args.out}")
+    unsized = f"; {len(result.unsized_jobs)} recurring jobs without sized runs not predicted" if result.unsized_jobs else ""
+    print(f"wrote {len(result.workload.jobs)} predicted jobs to {args.out}{unsized}")
     return 0
 
 

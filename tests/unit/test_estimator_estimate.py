@@ -92,3 +92,11 @@ def test_map_only_history_gives_map_only_jobs():
     ]
     job = estimate(runs, EstimateOptions(at=t0 + timedelta(days=4) - timedelta(hours=1), horizon=timedelta(hours=2))).workload.jobs[0]
     assert job.stages[0].reduce_tasks == 0 and job.shuffle_bytes == 0 and job.stages[0].map_tasks == 8
+
+
+def test_recurring_jobs_without_sizes_are_reported_not_dropped_silently(history):
+    runs, _ = history
+    rm_app = JobRun(run_id="rm:1", recurring_key="spark-etl", name="spark-etl", source="rm", submit_time=AT - timedelta(days=1),
+                    application_type="SPARK")
+    result = estimate([*runs, rm_app], EstimateOptions(at=AT, horizon=timedelta(days=1)))
+    assert result.unsized_jobs == ["spark-etl"]
