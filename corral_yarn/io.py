@@ -76,6 +76,7 @@ def write_atomic(path: str | os.PathLike[str], text: str | bytes) -> None:
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
     try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes the file private; give it the usual mode
         with os.fdopen(fd, "wb") as f:
             f.write(text.encode() if isinstance(text, str) else text)
             f.flush()
@@ -84,6 +85,12 @@ def write_atomic(path: str | os.PathLike[str], text: str | bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def save(model: BaseModel, path: str | os.PathLike[str]) -> None:

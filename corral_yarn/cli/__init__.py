@@ -1,0 +1,76 @@
+"""The ``corral`` command line: one argparse parser, subcommands contributed by the modules in COMMANDS.
+
+Each module in COMMANDS exposes ``register(subparsers)``; every subcommand it adds sets ``func``, a
+callable taking the parsed arguments and returning an exit code. ``main`` turns every CorralError
+(and every usage error) into one line ``corral: error: <message>`` on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from corral_yarn import __version__
+from corral_yarn.cli import plan
+from corral_yarn.errors import CorralError, InputError
+
+# Add a module here to add its subcommands (estimator: history/estimate/backtest; simulator: simulate).
+COMMANDS = [plan]
+
+EXIT_ERROR = 2
+log = logging.getLogger("corral_yarn")
+
+
+class UsageError(InputError):
+    """A command line argparse rejects: unknown option, bad choice, missing argument."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors become a UsageError, reported in one line by ``main``."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def build_parser() -> Parser:
+    parser = Parser(
+        prog="corral",
+        description="Corral for YARN and HDFS: plan recurring jobs onto racks (thesis §4.3) and report the plan.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log progress to stderr (-vv for debug)")
+    subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    for module in COMMANDS:
+        module.register(subparsers)
+    return parser
+
+
+def _configure_logging(verbosity: int) -> None:
+    level = logging.WARNING if verbosity == 0 else logging.INFO if verbosity == 1 else logging.DEBUG
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr, force=True)
+
+
+def _one_line(message: object) -> str:
+    return " ".join(str(message).split())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``corral`` with ``argv`` (default: the process arguments); returns the exit code."""
+    try:
+        args = build_parser().parse_args(argv)
+        _configure_logging(args.verbose)
+        return int(args.func(args))
+    except SystemExit as exc:  # --help and --version
+        return exc.code if isinstance(exc.code, int) else 0
+    except CorralError as exc:
+        print(f"corral: error: {_one_line(exc)}", file=sys.stderr)
+    except OSError as exc:  # e.g. an output directory that cannot be written
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"corral: error: {_one_line(exc.strerror or exc)}{where}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("corral: interrupted", file=sys.stderr)
+        return 130
+    return EXIT_ERROR

@@ -1,0 +1,167 @@
+"""``corral plan``, ``corral report``, ``corral example`` and ``corral demo``: the offline planner's front end."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from tqdm import tqdm
+
+from corral_yarn import io
+from corral_yarn.contracts import ClusterSpec, Plan, Workload
+from corral_yarn.planner.build import IMPLEMENTATIONS, build_plan
+from corral_yarn.planner.schedule import SCENARIOS
+from corral_yarn.report import write_plan_report
+from corral_yarn.report.html import fmt_bytes, fmt_percent, fmt_seconds
+from corral_yarn.workloads import example_cluster, w1_like
+
+log = logging.getLogger(__name__)
+
+CLUSTER_FILE = "cluster.json"
+JOBS_FILE = "jobs.json"
+DEMO_OUT = Path("out/demo")
+DEMO_ARRIVAL_SPAN_S = 300.0  # arrivals close enough that online jobs queue for racks
+
+
+def _positive_int(text: str) -> int:
+    value = int(text) if text.lstrip("-").isdigit() else None
+    if value is None or value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return int(text)
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0.0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
+    return value
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add plan, report, example and demo to the ``corral`` parser."""
+    _register_plan(subparsers)
+    _register_report(subparsers)
+    _register_example(subparsers)
+    _register_demo(subparsers)
+
+
+def _register_plan(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("plan", help="plan jobs onto racks: rack sets, priorities, start times (thesis §4.3)",
+                              description="Plan predicted jobs on a cluster with Corral's offline planner and write the plan as JSON.")
+    p.add_argument("--jobs", required=True, type=Path, metavar="J.json", help="the predicted jobs (corral-yarn/jobs/v1 JSON)")
+    p.add_argument("--cluster", required=True, type=Path, metavar="C.json", help="the cluster (corral-yarn/cluster/v1 JSON)")
+    p.add_argument("--scenario", required=True, choices=SCENARIOS,
+                   help="batch: all jobs at time 0, minimise the makespan; online: jobs at their arrival times, minimise the mean completion time")
+    p.add_argument("--out", required=True, type=Path, metavar="PLAN.json", help="where to write the plan (written whole or not at all)")
+    p.add_argument("--alpha", type=_non_negative_float, metavar="X",
+                   help="data-balance weight alpha in seconds per byte (thesis §4.3.4); default 1 / rack-to-core bandwidth; 0 turns it off")
+    p.add_argument("--planner", choices=sorted(IMPLEMENTATIONS), default="fast",
+                   help="fast (default) or reference, the literal and slow oracle; both give the same plan")
+    p.add_argument("--no-bound", action="store_true", help="skip the LP lower bound (the plan then has no gap)")
+    p.set_defaults(func=_run_plan)
+
+
+def _register_report(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("report", help="render a plan as an HTML page with PNG charts",
+                              description="Render a plan as a self-contained HTML page (index.html) plus its PNG charts.")
+    p.add_argument("plan", type=Path, metavar="PLAN.json", help="a plan written by 'corral plan'")
+    p.add_argument("--out", required=True, type=Path, metavar="DIR", help="the report directory (created; files in it are replaced whole)")
+    p.add_argument("--cluster", type=Path, metavar="C.json", help="the plan's cluster, to list its hardware and check the plan's racks")
+    p.add_argument("--jobs", type=Path, metavar="J.json", help="the plan's jobs, to add task counts and shuffle bytes to the job table")
+    p.set_defaults(func=_run_report)
+
+
+def _register_example(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("example", help="write a sample cluster and a seeded W1-like workload",
+                              description="Write DIR/cluster.json (racks like the thesis testbed) and DIR/jobs.json "
+                                          "(W1-like jobs, thesis §4.5.2: small <= 50 tasks, medium <= 500, large >= 1000).")
+    p.add_argument("--out", required=True, type=Path, metavar="DIR", help="directory for cluster.json and jobs.json")
+    p.add_argument("--jobs", type=_positive_int, default=50, metavar="N", help="number of jobs (default 50)")
+    p.add_argument("--seed", type=_non_negative_int, default=0, metavar="S", help="random seed (default 0)")
+    p.add_argument("--racks", type=_positive_int, default=7, metavar="R", help="racks in the cluster (default 7)")
+    p.add_argument("--machines-per-rack", type=_positive_int, default=30, metavar="M", help="machines per rack (default 30)")
+    p.add_argument("--arrival-span", type=_non_negative_float, default=0.0, metavar="SECONDS",
+                   help="spread arrivals uniformly over this many seconds (default 0: every job arrives at 0)")
+    p.set_defaults(func=_run_example)
+
+
+def _register_demo(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("demo", help="example inputs -> batch and online plans -> their reports, in seconds",
+                              description="Write the example inputs, plan them in the batch and online scenarios, and render both reports.")
+    p.add_argument("--out", type=Path, default=DEMO_OUT, metavar="DIR", help=f"output directory (default {DEMO_OUT})")
+    p.set_defaults(func=_run_demo)
+
+
+def _run_plan(args: argparse.Namespace) -> int:
+    workload, cluster = io.load_workload(args.jobs), io.load_cluster(args.cluster)
+    plan = build_plan(workload, cluster, args.scenario, alpha=args.alpha, implementation=args.planner, with_bound=not args.no_bound)
+    io.save(plan, args.out)
+    print(plan_summary(plan, len(cluster.racks), args.planner))
+    print(f"Wrote {args.out}")
+    return 0
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    plan = io.load_plan(args.plan)
+    cluster = io.load_cluster(args.cluster) if args.cluster else None
+    workload = io.load_workload(args.jobs) if args.jobs else None
+    print(write_plan_report(plan, args.out, cluster, workload))
+    return 0
+
+
+def _run_example(args: argparse.Namespace) -> int:
+    cluster = example_cluster(racks=args.racks, machines_per_rack=args.machines_per_rack)
+    workload = w1_like(n_jobs=args.jobs, seed=args.seed, arrival_span_s=args.arrival_span)
+    for path in write_inputs(args.out, cluster, workload):
+        print(f"Wrote {path}")
+    return 0
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    out: Path = args.out
+    cluster, workload = example_cluster(), w1_like(n_jobs=50, seed=0, arrival_span_s=DEMO_ARRIVAL_SPAN_S)
+    written = write_inputs(out, cluster, workload)
+    with tqdm(total=2 * len(SCENARIOS), desc="corral demo", unit="step", disable=None) as bar:
+        for scenario in SCENARIOS:
+            plan = build_plan(workload, cluster, scenario)
+            plan_path = out / f"plan-{scenario}.json"
+            io.save(plan, plan_path)
+            bar.update()
+            written += [plan_path, write_plan_report(plan, out / f"report-{scenario}", cluster, workload)]
+            bar.update()
+            print(plan_summary(plan, len(cluster.racks), "fast"), end="\n\n")
+    print("Wrote", *written, sep="\n  ")
+    print(f"Open {out / 'report-batch' / 'index.html'} and {out / 'report-online' / 'index.html'} in a browser.")
+    return 0
+
+
+def write_inputs(out: Path, cluster: ClusterSpec, workload: Workload) -> list[Path]:
+    """Write ``cluster.json`` and ``jobs.json`` into ``out``; returns their paths."""
+    paths = [out / CLUSTER_FILE, out / JOBS_FILE]
+    io.save(cluster, paths[0])
+    io.save(workload, paths[1])
+    return paths
+
+
+def plan_summary(plan: Plan, racks: int, planner: str) -> str:
+    """One paragraph: objective, bound and gap, jobs, data balance and cross-rack shuffle."""
+    objective = plan.objective.replace("_", " ")
+    bound = ("no LP lower bound computed" if plan.lower_bound_s is None
+             else f"against an LP lower bound of {fmt_seconds(plan.lower_bound_s)} (gap {fmt_percent(plan.gap)})")
+    return (
+        f"Planned {len(plan.jobs)} jobs on {racks} racks ({plan.scenario} scenario, {planner} planner): "
+        f"{objective} {fmt_seconds(plan.objective_s)}, {bound}. "
+        f"Planned input bytes per rack have a coefficient of variation of {plan.rack_input_cov:.3f}; "
+        f"cross-rack shuffle is {fmt_bytes(plan.cross_rack_shuffle_bytes)} against "
+        f"{fmt_bytes(plan.all_racks_cross_rack_shuffle_bytes)} with every job on all racks."
+    )

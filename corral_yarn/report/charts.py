@@ -1,0 +1,179 @@
+"""Charts for reports, drawn with matplotlib's object API on the Agg canvas (no pyplot, no display).
+
+Each function takes plain numbers and labels (not contracts) and returns PNG bytes, so any report
+(plan, simulation, estimation) can use them.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import PolyCollection
+from matplotlib.colors import to_rgb
+from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
+from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+DPI = 110
+WIDTH_IN = 12.0
+_PALETTE = colormaps["tab20"].colors
+_MAX_LANE_LABELS = 40
+_LABEL_FONT = FontProperties(size=7)
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One job on a Gantt chart: the lanes (racks) it occupies from ``start`` to ``finish``.
+
+    ``labels`` are candidates, most informative first; the first that fits inside the bar is drawn.
+    """
+
+    lanes: tuple[int, ...]
+    start: float
+    finish: float
+    labels: tuple[str, ...]
+    color: int
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A vertical reference line on a time axis (e.g. the makespan or a lower bound)."""
+
+    x: float
+    label: str
+    color: str = "black"
+    linestyle: str = "--"
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One horizontal bar comparison: a few labelled values and how to print them."""
+
+    title: str
+    labels: Sequence[str]
+    values: Sequence[float]
+    fmt: Callable[[float], str]
+
+
+def _new_figure(height_in: float) -> tuple[Figure, FigureCanvasAgg]:
+    fig = Figure(figsize=(WIDTH_IN, height_in), dpi=DPI, layout="constrained")
+    return fig, FigureCanvasAgg(fig)
+
+
+def _png(fig: Figure) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI)
+    return buf.getvalue()
+
+
+def _spans(lanes: Sequence[int]) -> list[tuple[int, int]]:
+    """Runs of consecutive lanes as (first, last): a job on racks 0,1,2,5 draws two blocks."""
+    runs: list[tuple[int, int]] = []
+    for lane in sorted(lanes):
+        if runs and lane == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], lane)
+        else:
+            runs.append((lane, lane))
+    return runs
+
+
+def _text_color(color: tuple[float, float, float]) -> str:
+    r, g, b = to_rgb(color)
+    return "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.55 else "white"
+
+
+def _thin_lane_ticks(ax, lanes: Sequence[str]) -> None:
+    step = max(1, int(np.ceil(len(lanes) / _MAX_LANE_LABELS)))
+    ticks = list(range(0, len(lanes), step))
+    ax.set_yticks(ticks, [lanes[k] for k in ticks], fontsize=8 if step == 1 else 7)
+
+
+def gantt_png(lanes: Sequence[str], bars: Sequence[Bar], title: str, markers: Sequence[Marker] = (), xlabel: str = "time (s)") -> bytes:
+    """A lanes x time Gantt chart (lane 0 on top), each bar labelled when a label fits inside it."""
+    fig, canvas = _new_figure(min(18.0, max(3.2, 1.3 + 0.34 * len(lanes))))
+    ax = fig.add_subplot()
+    placed, boxes, colors = [], [], []
+    for bar in bars:
+        color = _PALETTE[bar.color % len(_PALETTE)]
+        for first, last in _spans(bar.lanes):
+            y0, y1 = first - 0.43, last + 0.43
+            boxes.append([(bar.start, y0), (bar.finish, y0), (bar.finish, y1), (bar.start, y1)])
+            colors.append(color)
+            placed.append((bar, first, last, _text_color(color)))
+    ax.add_collection(PolyCollection(boxes, facecolors=colors, edgecolors="white", linewidths=0.6))
+    ax.set_xlim(0, 1.02 * max((b.finish for b in bars), default=1.0))
+    for m in markers:
+        ax.axvline(m.x, color=m.color, linestyle=m.linestyle, linewidth=1.2, label=m.label)
+    ax.set_ylim(len(lanes) - 0.5, -0.5)
+    _thin_lane_ticks(ax, lanes)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("rack")
+    ax.set_title(title, fontsize=11)
+    ax.grid(axis="x", color="#ddd", linewidth=0.6)
+    ax.set_axisbelow(True)
+    if markers:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+    fig.draw_without_rendering()  # settle the layout before measuring label sizes
+    renderer = canvas.get_renderer()
+    for bar, first, last, text_color in placed:
+        _label_bar(ax, renderer, bar, first, last, text_color)
+    return _png(fig)
+
+
+def _label_bar(ax, renderer, bar: Bar, first: int, last: int, text_color: str) -> None:
+    """Put the first candidate label that fits the bar (horizontal, then rotated); else none."""
+    (x0, y0), (x1, y1) = ax.transData.transform([(bar.start, first - 0.43), (bar.finish, last + 0.43)])
+    room = (abs(x1 - x0) - 6.0, abs(y1 - y0) - 1.0)
+    for rotation in (0, 90):
+        for label in bar.labels:
+            w, h, _ = renderer.get_text_width_height_descent(label, _LABEL_FONT, ismath=False)
+            w, h = (w, h) if rotation == 0 else (h, w)
+            if w <= room[0] and h <= room[1]:
+                ax.text((bar.start + bar.finish) / 2, (first + last) / 2, label, ha="center", va="center", fontproperties=_LABEL_FONT,
+                        color=text_color, rotation=rotation, clip_on=True, in_layout=False)
+                return
+
+
+def lane_bars_png(lanes: Sequence[str], values: Sequence[float], title: str, ylabel: str, fmt: Callable[[float], str]) -> bytes:
+    """One bar per lane (e.g. bytes per rack) with the mean drawn across."""
+    fig, _ = _new_figure(3.6)
+    ax = fig.add_subplot()
+    x = np.arange(len(lanes))
+    ax.bar(x, values, color=_PALETTE[0], edgecolor="white", linewidth=0.5)
+    mean = float(np.mean(values)) if len(values) else 0.0
+    ax.axhline(mean, color="#d62728", linestyle="--", linewidth=1.2, label=f"mean {fmt(mean)}")
+    ax.set_ylim(0, 1.2 * max(max(values, default=0.0), 1e-12))  # headroom for the legend
+    step = max(1, int(np.ceil(len(lanes) / _MAX_LANE_LABELS)))
+    ax.set_xticks(x[::step], [lanes[k] for k in x[::step]], rotation=90 if len(lanes) > 10 else 0, fontsize=8)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt(v)))
+    ax.yaxis.set_major_locator(MaxNLocator(6))
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=11)
+    ax.grid(axis="y", color="#ddd", linewidth=0.6)
+    ax.set_axisbelow(True)
+    ax.legend(loc="upper right", fontsize=8)
+    return _png(fig)
+
+
+def comparison_png(panels: Sequence[Panel]) -> bytes:
+    """Side-by-side horizontal bar comparisons, each bar annotated with its value."""
+    fig, _ = _new_figure(2.4)
+    for k, panel in enumerate(panels):
+        ax = fig.add_subplot(1, len(panels), k + 1)
+        y = np.arange(len(panel.labels))
+        ax.barh(y, panel.values, color=[_PALETTE[2 * i % len(_PALETTE)] for i in y], height=0.6)
+        ax.set_yticks(y, list(panel.labels), fontsize=9)
+        ax.invert_yaxis()
+        top = max(panel.values, default=0.0) or 1.0
+        ax.set_xlim(0, top * 1.35)
+        for yi, v in zip(y, panel.values):
+            ax.text(v + top * 0.02, yi, panel.fmt(v), va="center", fontsize=9)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _, f=panel.fmt: f(v)))
+        ax.xaxis.set_major_locator(MaxNLocator(4))
+        ax.set_title(panel.title, fontsize=11)
+    return _png(fig)
