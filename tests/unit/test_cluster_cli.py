@@ -1,0 +1,60 @@
+"""The cluster commands' argument handling: one-line errors, exit code 2, before any network use."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from corral_yarn import cli
+from corral_yarn.cli import cluster as cluster_cli
+from corral_yarn.cluster import rest
+from corral_yarn.contracts import Plan, PlannedJob
+from corral_yarn.io import save
+
+
+@pytest.fixture(autouse=True)
+def only_cluster_commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli, "COMMANDS", [cluster_cli])
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["upload", "--rm", "http://x:1", "--racks", "/a", "--job", "j", "local", "/t"], "give both --rm and --webhdfs"),
+    (["upload", "--cluster", "missing.json", "--racks", "/a", "--job", "j", "local", "/t"], "no such file: missing.json"),
+    (["submit", "--cluster", "c.json", "--job", "j", "--mapreduce", "j.json"], "give --plan and --job, or --racks and --job"),
+    (["submit", "--cluster", "c.json", "--plan", "p.json", "--mapreduce", "j.json"], "--plan needs --job"),
+    (["submit", "--cluster", "c.json", "--racks", "/a", "--job", "j"], "one of the arguments --mapreduce --yarn-app is required"),
+])
+def test_usage_errors_are_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               argv: list[str], message: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.json").write_text(json.dumps({"webhdfs": "http://127.0.0.1:1", "resourcemanager": "http://127.0.0.1:1"}))
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.startswith("corral: error: ") and message in err and err.count("\n") == 1
+
+
+def test_unknown_plan_job_names_the_jobs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    job = PlannedJob(name="wc", racks=["/rack-a"], priority=3, order=0, arrival_s=0, planned_start_s=0, predicted_duration_s=1,
+                     planned_finish_s=1, input_bytes=1, cross_rack_shuffle_bytes=0)
+    plan = Plan(plan_id="p1", planner_version="t", inputs_sha256="x", cluster_name="c", scenario="batch", objective="makespan",
+                objective_s=1, lower_bound_s=None, gap=None, alpha_s_per_byte=0, jobs=[job], rack_input_bytes={},
+                rack_input_cov=0, cross_rack_shuffle_bytes=0, all_racks_cross_rack_shuffle_bytes=0)
+    save(plan, tmp_path / "plan.json")
+    (tmp_path / "c.json").write_text(json.dumps({"webhdfs": "http://127.0.0.1:1", "resourcemanager": "http://127.0.0.1:1"}))
+    code, _, err = run(capsys, "upload", "--cluster", str(tmp_path / "c.json"), "--plan", str(tmp_path / "plan.json"),
+                       "--job", "sort", str(tmp_path), "/t")
+    assert code == 2 and "plan p1 has no job 'sort'; it has ['wc']" in err
+
+
+def test_unreachable_cluster_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rest.time, "sleep", lambda s: None)  # no backoff waits in a unit test
+    code, _, err = run(capsys, "status", "--rm", "http://127.0.0.1:1", "--webhdfs", "http://127.0.0.1:1", "application_1_1")
+    assert code == 2 and err.startswith("corral: error: cannot reach ResourceManager at http://127.0.0.1:1 after 4 attempts")
