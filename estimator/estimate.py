@@ -18,10 +18,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from corral_yarn.contracts import JobSpec, StageSpec, Workload
+from corral_yarn.errors import InputError
 from estimator.backtest import AUTO, Point, backtest_job, choose, ratio_interval
 from estimator.errors import EstimateError
 from estimator.fit import MRCuteParams, fit_job
-from estimator.predictors import QUANTITIES, History, Instance, Season, instances, predict, predict_offset, slots
+from estimator.predictors import PREDICTORS, QUANTITIES, History, Instance, Season, instances, predict, predict_offset, slots
 from estimator.records import JobRun
 from estimator.sources.swim import BLOCK_BYTES
 
@@ -38,6 +39,12 @@ class EstimateOptions:
     season: Season = field(default_factory=Season)
     default_map_rate_bytes_per_s: float = 50e6
     default_reduce_rate_bytes_per_s: float = 50e6
+
+    def __post_init__(self) -> None:
+        if self.predictor not in (AUTO, *PREDICTORS):
+            raise InputError(f"unknown predictor {self.predictor!r}; choose {AUTO} or one of {sorted(PREDICTORS)}", field="predictor")
+        if self.slack < 0 or not 0 < self.coverage < 1:
+            raise InputError(f"slack must be >= 0 and coverage in (0, 1) (got {self.slack}, {self.coverage})", field="slack")
 
 
 @dataclass
@@ -119,7 +126,7 @@ def _jobs_of(key: str, items: list[Instance], runs: list[JobRun], options: Estim
 
 def estimate(runs: Sequence[JobRun], options: EstimateOptions) -> Estimate:
     """The predicted jobs of [at, at + horizon), from the runs submitted before ``at``."""
-    past = [r for r in runs if r.submit_time < options.at]
+    past = sorted((r for r in runs if r.submit_time < options.at), key=lambda r: r.submit_time)
     by_key = instances(past)
     runs_by_key: dict[str, list[JobRun]] = {}
     for r in past:

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from corral_yarn.errors import InputError
 from estimator.records import SUCCEEDED, JobRun
 
 QUANTITIES = ("input_bytes", "shuffle_bytes", "output_bytes")
@@ -60,6 +61,12 @@ class Season:
     lookback_days: int = 5
     split_weekend: bool = True
     min_history: int = 2
+
+    def __post_init__(self) -> None:
+        if self.period_s <= 0 or self.window_s <= 0:
+            raise InputError(f"period and window must be positive (got {self.period_s} s, {self.window_s} s)", field="period")
+        if not 1 <= self.min_history <= self.lookback_days:
+            raise InputError(f"need 1 <= min_history <= lookback_days (got {self.min_history}, {self.lookback_days})", field="lookback")
 
     def day(self, t: datetime) -> int:
         return math.floor(t.timestamp() / self.period_s)

@@ -59,11 +59,11 @@ def _season(args: argparse.Namespace) -> Season:
 
 def _add_season_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("recurrence (thesis §2.2: same time of day over previous days)")
-    g.add_argument("--period", default="1d", help="length of a 'day' (default 1d; SWIM's one-hour samples: 1h)")
-    g.add_argument("--window", default="30m", help="how far from the same time of day a run still matches (default 30m)")
-    g.add_argument("--lookback", type=int, default=5, help="previous days of the same type to average over (default 5)")
+    g.add_argument("--period", default="1d", metavar="D", help="length of a 'day' (default 1d; SWIM's one-hour samples: 1h)")
+    g.add_argument("--window", default="30m", metavar="D", help="how far from the same time of day a run still matches (default 30m)")
+    g.add_argument("--lookback", type=int, default=5, metavar="N", help="previous days of the same type to average over (default 5)")
     g.add_argument("--no-weekend-split", action="store_true", help="do not keep weekdays and weekends apart")
-    g.add_argument("--min-history", type=int, default=2, help="matching previous days needed for a prediction (default 2)")
+    g.add_argument("--min-history", type=int, default=2, metavar="N", help="matching previous days needed for a prediction (default 2)")
 
 
 def _read_source(args: argparse.Namespace, report: IngestReport, store: HistoryStore) -> list[JobRun]:
@@ -89,8 +89,6 @@ def _ingest(args: argparse.Namespace) -> int:
 
 
 def _estimate(args: argparse.Namespace) -> int:
-    if args.slack < 0:
-        raise InputError(f"--slack must be >= 0 (got {args.slack})")
     options = EstimateOptions(
         at=parse_time(args.at),
         horizon=parse_duration(args.horizon),

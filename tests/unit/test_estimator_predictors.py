@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from corral_yarn.errors import InputError
 from estimator.backtest import AUTO, backtest, backtest_job, choose, summarize
 from estimator.predictors import History, Season, instances, predict, ses, slots
 from estimator.records import JobRun
@@ -99,3 +100,9 @@ def test_paper_predictor_recovers_the_truth_within_the_noise(noise, seed):
     expected_floor = noise * np.sqrt(2 / np.pi)  # mean |e| of one observation's noise
     assert np.mean(vs_truth) < expected_floor  # averaging days beats one day's noise
     assert vs_observed == pytest.approx(expected_floor * np.sqrt(1 + 1 / 3.5), rel=0.35)
+
+
+@pytest.mark.parametrize("kw", [{"lookback_days": 0}, {"min_history": 6}, {"window_s": 0.0}])
+def test_impossible_recurrence_settings_are_input_errors(kw):
+    with pytest.raises(InputError):
+        Season(**kw)

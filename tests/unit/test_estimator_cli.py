@@ -1,0 +1,73 @@
+"""``corral history ingest``, ``corral estimate`` and ``corral backtest`` end to end (in process)."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from corral_yarn.cli import main
+from corral_yarn.io import load_workload
+from estimator.store import HistoryStore
+from estimator.synthetic import SyntheticSpec, synthetic_history
+
+SPEC = SyntheticSpec(jobs=5, weeks=3, seed=1)
+AT = (SPEC.start + timedelta(days=15)).isoformat()
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    root = tmp_path_factory.mktemp("store")
+    HistoryStore(root).append(synthetic_history(SPEC)[0])
+    return root
+
+
+def test_ingest_csv_twice_reports_duplicates(tmp_path, capsys):
+    f = tmp_path / "h.csv"
+    f.write_text("name,submit_time,input_bytes,shuffle_bytes,output_bytes\netl-2026-01-05,2026-01-05T02:00:00Z,10,5,1\netl-2026-01-06,bad,1,1,1\n")
+    assert main(["history", "ingest", "--csv", str(f), "--store", str(tmp_path / "s")]) == 0
+    assert "read 2, written 1, duplicates 0" in capsys.readouterr().out
+    assert main(["history", "ingest", "--csv", str(f), "--store", str(tmp_path / "s")]) == 0
+    assert "written 0, duplicates 1" in capsys.readouterr().out
+
+
+def test_estimate_writes_a_jobs_file_and_details(store, tmp_path, capsys):
+    out, details = tmp_path / "jobs.json", tmp_path / "details.json"
+    code = main(["estimate", "--store", str(store), "--at", AT, "--horizon", "1d", "--out", str(out), "--slack", "0.1", "--details", str(details)])
+    assert code == 0
+    workload = load_workload(out)
+    assert workload.jobs and all(0 <= j.arrival_s < 86400 for j in workload.jobs)
+    doc = json.loads(details.read_text())
+    assert len(doc["jobs"]) == len(workload.jobs) and doc["jobs"][0]["slack"] == 0.1
+    assert f"wrote {len(workload.jobs)} predicted jobs" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--at", "yesterday", "--horizon", "1d"], "not an ISO 8601 time"),
+        (["--at", AT, "--horizon", "soon"], "not a positive duration"),
+        (["--at", AT, "--horizon", "1d", "--slack", "-1"], "slack must be >= 0"),
+        (["--at", SPEC.start.isoformat(), "--horizon", "1h"], "no recurring job has a submission slot"),
+    ],
+)
+def test_estimate_errors_are_one_line_and_write_nothing(store, tmp_path, capsys, args, message):
+    out = tmp_path / "jobs.json"
+    assert main(["estimate", "--store", str(store), "--out", str(out), *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("corral: error: ") and message in err and err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_ingest_of_a_missing_file_is_one_line(tmp_path, capsys):
+    assert main(["history", "ingest", "--swim", str(tmp_path / "none.tsv"), "--store", str(tmp_path / "s")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_backtest_writes_the_report(store, tmp_path, capsys):
+    assert main(["backtest", "--store", str(store), "--out", str(tmp_path / "bt")]) == 0
+    names = {p.name for p in (tmp_path / "bt").iterdir()}
+    assert {"index.html", "overall_error.png", "error_over_time.png", "points.csv"} <= names
+    assert "6.5 %" in (tmp_path / "bt" / "index.html").read_text()
+    assert "paper" in capsys.readouterr().out
