@@ -10,6 +10,7 @@ import getpass
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -21,7 +22,7 @@ from corral_yarn.cluster.topology import Topology, discover
 from corral_yarn.cluster.upload import RackAwareUploader
 from corral_yarn.cluster.webhdfs import WebHdfs
 from corral_yarn.errors import InputError
-from corral_yarn.io import load
+from corral_yarn.io import load, parse
 
 
 def http_url(address: str) -> str:
@@ -71,6 +72,13 @@ class Cluster:
         if not self.endpoints.jobhistory:
             raise InputError("no JobHistory server address given (cluster description key 'jobhistory')")
         return JobHistory(http_url(self.endpoints.jobhistory), timeout_s=self.timeout_s, retry=self.retry)
+
+    @classmethod
+    def from_description(cls, description: dict[str, Any] | str | Path, **options: Any) -> Cluster:
+        """Clients for the cluster a description (its dict, or the JSON file) names."""
+        if isinstance(description, dict):
+            return cls(parse(Endpoints, description, source="cluster description"), **options)
+        return cls(Endpoints.from_cluster_json(description), **options)
 
     def topology(self) -> Topology:
         return discover(http_url(self.endpoints.webhdfs), self.rm)

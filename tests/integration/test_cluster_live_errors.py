@@ -3,16 +3,14 @@ submit that never creates a second application."""
 
 from __future__ import annotations
 
-import json
 import random
 import socket
-from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
-from corral_yarn.cluster import Cluster, CorralTags, Endpoints, RemoteError, UnreachableError
+from corral_yarn.cluster import Cluster, CorralTags, RemoteError, UnreachableError
 from corral_yarn.cluster.apps import YarnApp
 from corral_yarn.cluster.rest import Retry
 from corral_yarn.cluster.rm import ResourceManager
@@ -21,16 +19,9 @@ from corral_yarn.errors import InputError
 pytestmark = pytest.mark.integration
 
 
-def description(minicluster: Any) -> dict[str, Any]:
-    if isinstance(minicluster, dict):
-        return minicluster
-    path = getattr(minicluster, "path", None) or getattr(minicluster, "cluster_json", None) or minicluster
-    return json.loads(Path(path).read_text())
-
-
 @pytest.fixture(scope="module")
 def cluster(minicluster: Any) -> Cluster:
-    return Cluster(Endpoints.model_validate(description(minicluster)), progress=False)
+    return Cluster.from_description(minicluster, progress=False)
 
 
 def sleeper(name: str, seconds: int = 1) -> YarnApp:

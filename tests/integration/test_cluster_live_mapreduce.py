@@ -3,16 +3,14 @@
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from corral_yarn.cluster import Cluster, CorralTags, Endpoints
+from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.history import job_id_of
 from corral_yarn.cluster.mapreduce import MapReduceJob
 
@@ -21,16 +19,9 @@ BLOCK = 65536
 WORDS = [f"w{k:03d}" for k in range(300)] + ["Alpha", "beta", "GAMMA"]
 
 
-def description(minicluster: Any) -> dict[str, Any]:
-    if isinstance(minicluster, dict):
-        return minicluster
-    path = getattr(minicluster, "path", None) or getattr(minicluster, "cluster_json", None) or minicluster
-    return json.loads(Path(path).read_text())
-
-
 @pytest.fixture(scope="module")
 def cluster(minicluster: Any) -> Cluster:
-    return Cluster(Endpoints.model_validate(description(minicluster)), progress=False)
+    return Cluster.from_description(minicluster, progress=False)
 
 
 def text(seed: int, size: int) -> str:
@@ -67,7 +58,7 @@ def three_jobs(cluster: Cluster, minicluster: Any, tmp_path_factory: pytest.Temp
     """Upload the inputs into each job's racks, submit the three jobs at once, wait for all."""
     topo = cluster.topology()
     a, b, c = topo.racks[:3]
-    jar = description(minicluster)["examples_jar"]
+    jar = minicluster["examples_jar"]
     local = tmp_path_factory.mktemp("mr")
     run = random.Random().randrange(10**6)
     jobs = {

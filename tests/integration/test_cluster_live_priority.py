@@ -4,7 +4,6 @@ for the same freed capacity; the lower-priority job is submitted first."""
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from corral_yarn.cluster import Cluster, CorralTags, Endpoints
+from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.apps import YarnApp
 from corral_yarn.cluster.errors import ApplicationFailedError
 from corral_yarn.cluster.history import job_id_of
@@ -23,13 +22,6 @@ BLOCK = 65536
 BLOCKER_S = 20
 
 
-def description(minicluster: Any) -> dict[str, Any]:
-    if isinstance(minicluster, dict):
-        return minicluster
-    path = getattr(minicluster, "path", None) or getattr(minicluster, "cluster_json", None) or minicluster
-    return json.loads(Path(path).read_text())
-
-
 def wait_until_rack_full(cluster: Cluster, rack: str, timeout_s: float = 120) -> None:
     deadline = time.monotonic() + timeout_s
     while any(n.available_memory_mb > 0 for n in cluster.rm.nodes() if n.rack == rack):
@@ -38,7 +30,7 @@ def wait_until_rack_full(cluster: Cluster, rack: str, timeout_s: float = 120) ->
 
 
 def test_higher_priority_job_gets_its_containers_first(minicluster: Any, tmp_path: Path) -> None:
-    cluster = Cluster(Endpoints.model_validate(description(minicluster)), progress=False)
+    cluster = Cluster.from_description(minicluster, progress=False)
     topo = cluster.topology()
     rack = topo.racks[1]
     run = random.Random().randrange(10**6)
@@ -55,7 +47,7 @@ def test_higher_priority_job_gets_its_containers_first(minicluster: Any, tmp_pat
     data = tmp_path / "words.txt"
     data.write_text("to be or not to be\n" * 4000)
     cluster.uploader(topo).upload(data, f"/it/{plan}/in/words.txt", [rack], block_bytes=BLOCK)
-    jar = description(minicluster)["examples_jar"]
+    jar = minicluster["examples_jar"]
     submitter = cluster.mapreduce()
     apps = {}
     # An AM of 3/4 of a node: a freed node takes one AM, so the order of the AMs is the scheduler's choice.

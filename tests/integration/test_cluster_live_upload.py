@@ -14,23 +14,16 @@ from typing import Any
 
 import pytest
 
-from corral_yarn.cluster import Cluster, Endpoints
+from corral_yarn.cluster import Cluster
 from corral_yarn.cluster.upload import TEMP_SUFFIX
 
 pytestmark = pytest.mark.integration
 BLOCK = 65536  # the embedded cluster's smallest allowed block size: many blocks from small files
 
 
-def description(minicluster: Any) -> dict[str, Any]:
-    if isinstance(minicluster, dict):
-        return minicluster
-    path = getattr(minicluster, "path", None) or getattr(minicluster, "cluster_json", None) or minicluster
-    return json.loads(Path(path).read_text())
-
-
 @pytest.fixture(scope="module")
 def cluster(minicluster: Any) -> Cluster:
-    return Cluster(Endpoints.model_validate(description(minicluster)), progress=False)
+    return Cluster.from_description(minicluster, progress=False)
 
 
 def payload(path: Path, size: int, seed: int) -> Path:
@@ -39,7 +32,7 @@ def payload(path: Path, size: int, seed: int) -> Path:
 
 
 def test_discovery_agrees_with_the_cluster_description(cluster: Cluster, minicluster: Any) -> None:
-    d = description(minicluster)
+    d = minicluster
     topo = cluster.topology()
     assert topo.disagreements == ()
     assert topo.racks == sorted(r["name"] for r in d["racks"])
@@ -93,7 +86,7 @@ def test_rack_set_without_live_datanodes_uploads_normally_and_says_so(cluster: C
 
 UPLOAD_SCRIPT = """
 import sys
-from corral_yarn.cluster import Cluster, Endpoints
+from corral_yarn.cluster import Cluster
 cluster = Cluster(Endpoints.from_cluster_json(sys.argv[1]), progress=False, threads=1)
 report = cluster.uploader().upload(sys.argv[2], sys.argv[3], [sys.argv[4]], block_bytes=65536)
 print(report.share_in_rack_set)
@@ -102,7 +95,7 @@ print(report.share_in_rack_set)
 
 def test_killed_upload_leaves_nothing_at_the_target_and_a_retry_completes_it(cluster: Cluster, minicluster: Any, tmp_path: Path) -> None:
     desc = tmp_path / "cluster.json"
-    desc.write_text(json.dumps(description(minicluster)))
+    desc.write_text(json.dumps(minicluster))
     big = payload(tmp_path / "big", 400 * BLOCK, 4)
     target = f"/it/upload/killed-{random.Random().randrange(10**6)}"
     rack = cluster.topology().racks[1]
