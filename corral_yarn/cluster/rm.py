@@ -148,6 +148,14 @@ class ContainerReport:
     started_ms: int
 
 
+@dataclass(frozen=True)
+class AttemptReport:
+    """One attempt of an application and its AM container."""
+
+    attempt_id: str
+    am: ContainerReport
+
+
 Stage = Callable[[str, "Submission"], "Submission"]
 
 
@@ -245,11 +253,13 @@ class ResourceManager:
     def kill(self, app_id: str) -> None:
         self.rest.request("PUT", f"{API}/apps/{app_id}/state", body={"state": "KILLED"}, accept_empty=True)
 
-    def attempts(self, app_id: str) -> list[ContainerReport]:
-        """The AM container of every attempt of the application."""
+    def attempts(self, app_id: str) -> list[AttemptReport]:
+        """Every attempt of the application with its AM container (start = when the attempt began)."""
         doc = expect(self.rest.get(f"{API}/apps/{app_id}/appattempts"), "appAttempts", service=SERVICE)
-        return [ContainerReport(str(a.get("containerId", "")), str(a.get("nodeId", "")), str(a.get("nodeHttpAddress", "")),
-                                int(a.get("startTime", 0))) for a in _items(doc, "appAttempt")]
+        return [AttemptReport(str(a.get("appAttemptId", "")),
+                              ContainerReport(str(a.get("containerId", "")), str(a.get("nodeId", "")),
+                                              str(a.get("nodeHttpAddress", "")), int(a.get("startTime", 0))))
+                for a in _items(doc, "appAttempt")]
 
     def attempt_containers(self, app_id: str, attempt_id: str) -> list[ContainerReport]:
         """Live containers of one attempt (the RM forgets them once the attempt ends)."""

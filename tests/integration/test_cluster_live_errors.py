@@ -4,6 +4,7 @@ submit that never creates a second application."""
 from __future__ import annotations
 
 import random
+import time
 import socket
 from typing import Any
 
@@ -83,3 +84,17 @@ def test_a_retried_submit_never_creates_a_second_application(cluster: Cluster, m
     assert second.app_id == first.app_id
     assert [a.app_id for a in cluster.rm.find(tags)] == [first.app_id]
     cluster.rm.kill(first.app_id)
+    assert cluster.rm.application(first.app_id).state in ("KILLED", "FINISHED", "FAILED")
+
+
+def test_containers_of_a_running_attempt_are_on_its_rack(cluster: Cluster) -> None:
+    topo = cluster.topology()
+    rack = topo.racks[-1]
+    tags = CorralTags(f"containers-{random.Random().randrange(10**6)}", "sleeper", (rack,))
+    app = cluster.rm.submit(sleeper("sleeper", 30).submission(cluster.hdfs, "", tags))
+    deadline = time.monotonic() + 60
+    while not (containers := [c for a in cluster.rm.attempts(app.app_id) for c in cluster.rm.attempt_containers(app.app_id, a.attempt_id)]):
+        assert time.monotonic() < deadline, "the AM container never started"
+        time.sleep(0.5)
+    cluster.rm.kill(app.app_id)
+    assert all(topo.rack_of_node(c.node_id) == rack for c in containers), containers

@@ -99,8 +99,8 @@ def test_every_container_ran_on_the_jobs_racks(cluster: Cluster, three_jobs: dic
         for attempt in attempts:
             rack = attempt.rack or topo.rack_of_node(attempt.node_http_address)
             assert rack in racks, (name, attempt)
-        for am in cluster.rm.attempts(app_id):
-            assert topo.rack_of_node(am.node_id) in racks, (name, am)
+        for attempt in cluster.rm.attempts(app_id):
+            assert topo.rack_of_node(attempt.am.node_id) in racks, (name, attempt)
 
 
 def test_wordcount_outputs_match_a_python_count(cluster: Cluster, three_jobs: dict[str, Any]) -> None:
