@@ -140,16 +140,27 @@ class RackAwareUploader:
         self.client.delete(temp, recursive=True)  # left by an interrupted upload
         if local.is_dir():
             self.client.makedirs(temp)
-        with tqdm(total=sum(p.size for p in plans), unit="B", unit_scale=True, desc=posixpath.basename(target),
-                  disable=not self.progress, file=sys.stderr) as bar:
-            with ThreadPoolExecutor(max_workers=self.threads) as pool:
-                list(pool.map(lambda p: self._write(p, temp, block, replication, bar), plans))
-        report = self.verify(temp, plans, racks, rack_set_unavailable=not datanodes)
+        try:
+            with tqdm(total=sum(p.size for p in plans), unit="B", unit_scale=True, desc=posixpath.basename(target),
+                      disable=not self.progress, file=sys.stderr) as bar:
+                with ThreadPoolExecutor(max_workers=self.threads) as pool:
+                    list(pool.map(lambda p: self._write(p, temp, block, replication, bar), plans))
+            report = self.verify(temp, plans, racks, rack_set_unavailable=not datanodes)
+        except BaseException:
+            self._discard(temp)
+            raise
         if overwrite:
             self.client.delete(target, recursive=True)
         self._rename(temp, target)
         log.info("uploaded %s: %d blocks, %.0f%% with a replica in %s", target, report.blocks, 100 * report.share_in_rack_set, racks)
         return PlacementReport(**{**report.__dict__, "target": target})
+
+    def _discard(self, temp: str) -> None:
+        """Best effort: remove a failed copy now (a killed process leaves it for the next run to remove)."""
+        try:
+            self.client.delete(temp, recursive=True)
+        except (HdfsError, requests.RequestException) as exc:
+            log.warning("could not remove %s after a failed upload: %s", temp, exc)
 
     def _rename(self, temp: str, target: str) -> None:
         parent = posixpath.dirname(target.rstrip("/"))
