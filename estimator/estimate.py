@@ -124,6 +124,19 @@ def _jobs_of(key: str, items: list[Instance], runs: list[JobRun], options: Estim
     return out
 
 
+def _unique_names(pairs: list[tuple[JobSpec, dict[str, Any]]]) -> list[tuple[JobSpec, dict[str, Any]]]:
+    """Two slots of a job predicted at the same second get names ``…@T`` and ``…@T-2``."""
+    seen: Counter[str] = Counter()
+    out = []
+    for job, detail in pairs:
+        seen[job.name] += 1
+        if seen[job.name] > 1:
+            job = job.model_copy(update={"name": f"{job.name}-{seen[job.name]}"})
+            detail = {**detail, "name": job.name}
+        out.append((job, detail))
+    return out
+
+
 def estimate(runs: Sequence[JobRun], options: EstimateOptions) -> Estimate:
     """The predicted jobs of [at, at + horizon), from the runs submitted before ``at``."""
     past = sorted((r for r in runs if r.submit_time < options.at), key=lambda r: r.submit_time)
@@ -138,7 +151,7 @@ def estimate(runs: Sequence[JobRun], options: EstimateOptions) -> Estimate:
             f"no recurring job has a submission slot in [{options.at.isoformat()}, {(options.at + options.horizon).isoformat()}) "
             f"with at least {options.season.min_history} matching runs on previous days; ingest more history or widen --horizon"
         )
-    pairs.sort(key=lambda p: (p[0].arrival_s, p[0].name))
+    pairs = _unique_names(sorted(pairs, key=lambda p: (p[0].arrival_s, p[0].name)))
     if defaults:
         log.warning("default task rates used where the history has no task samples: %s", dict(defaults))
     unsized = sorted(runs_by_key.keys() - by_key.keys())

@@ -156,27 +156,22 @@ def predict_offset(matched: Sequence[Instance], predictor: str, season: Season) 
 def slots(history: History, day: int, before: datetime) -> list[list[Instance]]:
     """The recurring submission slots of ``day``: times of day the job ran at on at least half of
     the previous same-type days ended by ``before`` (and at least ``min_history`` of them), each as
-    its matched instances.
+    its instances on those days, oldest first.
 
-    Instances are grouped greedily in time-of-day order, a group spanning at most ``window_s`` and
-    holding at most one instance a day (two runs on one day are two slots, however close).
+    Instances are grouped greedily in time-of-day order, each into the first group it fits, a group
+    spanning at most ``window_s`` and holding at most one instance a day (two runs on one day are two slots, however close); the
+    groups partition the instances, so no run feeds two slots.
     """
     season = history.season
     days = season.previous_days(day, before)
     seen = sorted((i for d in days for i in history.on_day(d)), key=lambda i: season.offset(i.time))
     groups: list[list[Instance]] = []
     for i in seen:
-        last = groups[-1] if groups else []
-        fits = last and season.offset(i.time) - season.offset(last[0].time) <= season.window_s
-        if fits and season.day(i.time) not in {season.day(j.time) for j in last}:
-            last.append(i)
+        offset, day_of = season.offset(i.time), season.day(i.time)
+        open_groups = (g for g in groups if offset - season.offset(g[0].time) <= season.window_s)
+        if (group := next((g for g in open_groups if day_of not in {season.day(j.time) for j in g}), None)) is not None:
+            group.append(i)
         else:
             groups.append([i])
     need = max(season.min_history, math.ceil(len(days) / 2))
-    result: dict[tuple[str, ...], list[Instance]] = {}
-    for group in groups:
-        centre = float(np.median([season.offset(i.time) for i in group]))
-        matched = history.matches(day, centre, before)
-        if len(matched) >= need:
-            result.setdefault(tuple(i.run.run_id for i in matched), matched)
-    return list(result.values())
+    return [sorted(group, key=lambda i: i.time) for group in groups if len(group) >= need]

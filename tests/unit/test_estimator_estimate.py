@@ -100,3 +100,15 @@ def test_recurring_jobs_without_sizes_are_reported_not_dropped_silently(history)
                     application_type="SPARK")
     result = estimate([*runs, rm_app], EstimateOptions(at=AT, horizon=timedelta(days=1)))
     assert result.unsized_jobs == ["spark-etl"]
+
+
+def test_two_slots_at_the_same_second_get_distinct_names():
+    t0 = datetime(2026, 1, 5, 6, tzinfo=UTC)
+    runs = [
+        JobRun(run_id=f"r{d}{k}", recurring_key="twin", name="twin", source="t", submit_time=t0 + timedelta(days=d),
+               input_bytes=10**9 * (k + 1), shuffle_bytes=0, output_bytes=1, map_tasks=8, reduce_tasks=0)
+        for d in range(4) for k in range(2)
+    ]
+    jobs = estimate(runs, EstimateOptions(at=t0 + timedelta(days=4) - timedelta(hours=1), horizon=timedelta(hours=2))).workload.jobs
+    assert sorted(j.name for j in jobs) == ["twin@20260109T060000", "twin@20260109T060000-2"]
+    assert sum(j.input_bytes for j in jobs) == 3 * 10**9  # runs at the same second: which slot gets which is arbitrary
