@@ -1,0 +1,37 @@
+"""``corral select-sim``: results JSON, report files, and one-line errors without partial output."""
+
+from __future__ import annotations
+
+import json
+
+from corral_yarn.cli import main
+
+SMALL = ["select-sim", "--machines-per-rack", "8", "--racks-per-pod", "2", "--pods", "2", "--requests", "60",
+         "--mean-vms", "6", "--no-progress"]
+
+
+def test_writes_results_and_report(tmp_path):
+    out, report = tmp_path / "result.json", tmp_path / "report"
+    assert main([*SMALL, "--strategies", "baseline,corral-i", "--out", str(out), "--report", str(report)]) == 0
+    result = json.loads(out.read_text())
+    assert result["schema_version"] == "corral-yarn/select-sim/v1"
+    assert [r["strategy"] for r in result["results"]] == ["baseline", "corral-i"]
+    assert result["results"][0]["requests"] == 60
+    assert {p.name for p in report.iterdir()} == {"index.html", "strategies.png", "result.json"}
+    assert "corral-i" in (report / "index.html").read_text()
+
+
+def test_prints_json_without_out(capsys):
+    assert main([*SMALL, "--strategies", "strawman"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["strategy"] == "strawman"
+
+
+def test_errors_are_one_line_and_write_nothing(tmp_path, capsys):
+    out = tmp_path / "result.json"
+    assert main([*SMALL, "--strategies", "corral-x", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("corral: error: --strategies: unknown strategies ['corral-x']") and err.count("\n") == 1
+    assert main([*SMALL, "--occupancy", "0", "--out", str(out)]) == 2
+    assert "occupancy" in capsys.readouterr().err
+    assert main([*SMALL, "--oversubscription", "0.5", "--out", str(out)]) == 2
+    assert not out.exists()
