@@ -1,9 +1,11 @@
 """The estimator against the embedded cluster's real JobHistory server: the same wordcount job runs
 four times on one rack; ingestion gives rows whose bytes match the job counters, and the MRCute
-parameters fitted on the first three runs predict the fourth (error measured and printed)."""
+parameters fitted on the first three runs predict the fourth (error measured and printed). Then
+the profiling fallback: the job run on a one-block sample, fitted, predicts the full job."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from datetime import UTC, datetime
@@ -13,15 +15,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from corral_yarn.cluster import Cluster, CorralTags, Endpoints
+from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.connect import http_url
 from corral_yarn.cluster.history import job_id_of
 from corral_yarn.cluster.mapreduce import MapReduceJob
-from corral_yarn.contracts import StageSpec
+from corral_yarn.contracts import ClusterSpec, StageSpec
 from corral_yarn.model.mrcute import reservation_latency
-from estimator.fit import disk_bandwidth, fit_job
+from estimator.fit import MRCuteParams, disk_bandwidth, fit_job
 from estimator.identity import RecurringKey
-from estimator.records import IngestReport
+from estimator.profile import profile
+from estimator.records import IngestReport, JobRun
 from estimator.sources.jobhistory import API, JobHistorySource, job_counters
 from estimator.store import HistoryStore
 
@@ -29,12 +32,6 @@ pytestmark = pytest.mark.integration
 BLOCK = 65536
 RUNS = 4
 WORDS = [f"w{k:03d}" for k in range(400)]
-
-
-def description(minicluster: Any) -> dict[str, Any]:
-    if isinstance(minicluster, dict):
-        return minicluster
-    return json.loads(Path(getattr(minicluster, "path", minicluster)).read_text())
 
 
 def text(seed: int, size: int) -> str:
@@ -48,10 +45,10 @@ def text(seed: int, size: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def history(minicluster: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def history(minicluster: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Run the recurring job RUNS times (one after the other, as a daily job would), then ingest."""
-    desc = description(minicluster)
-    cluster = Cluster(Endpoints.model_validate(desc), progress=False)
+    desc = minicluster  # the parsed cluster description (docs/minicluster.md)
+    cluster = Cluster.from_description(desc, progress=False)
     topo = cluster.topology()
     rack = topo.racks[0]
     local = tmp_path_factory.mktemp("est")
@@ -77,7 +74,7 @@ def history(minicluster: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[
     again = IngestReport()
     store.append(JobHistorySource(url, RecurringKey()).read(again, skip_ids=store.run_ids()), again)
     runs = {r.run_id: r for r in store.runs()}
-    return {"cluster": cluster, "topology": topo, "rack": rack, "job_ids": job_ids, "report": report, "again": again,
+    return {"cluster": cluster, "topology": topo, "rack": rack, "tag": tag, "job_ids": job_ids, "report": report, "again": again,
             "runs": [runs[f"jobhistory:{j}"] for j in job_ids]}
 
 
@@ -97,36 +94,68 @@ def test_rows_match_the_job_counters(history: dict[str, Any]) -> None:
     assert history["again"].written == 0 and history["again"].duplicates >= RUNS
 
 
-def test_fitted_parameters_predict_the_next_run(history: dict[str, Any]) -> None:
+def mrcute_seconds(run: JobRun, params: MRCuteParams, spec: ClusterSpec, machines: int) -> float:
+    """L(<N, B>) of ``run``'s sizes and tasks with the fitted rates, N = the rack's machines, B = NIC."""
+    stage = StageSpec(name="main", input_bytes=run.input_bytes, shuffle_bytes=run.shuffle_bytes, output_bytes=run.output_bytes,
+                      map_tasks=run.map_tasks, reduce_tasks=run.reduce_tasks,
+                      map_rate_bytes_per_s=params.map_rate_bytes_per_s, reduce_rate_bytes_per_s=params.reduce_rate_bytes_per_s)
+    return float(reservation_latency(stage, spec, machines, spec.nic_bandwidth_bytes_per_s))
+
+
+def duration(run: JobRun) -> float:
+    return (run.finish_time - run.start_time).total_seconds()
+
+
+@pytest.fixture(scope="module")
+def testbed(history: dict[str, Any]) -> tuple[ClusterSpec, int]:
+    """The planner's view of the cluster, B_D from the task history, and the machines of the job's rack."""
+    disk = disk_bandwidth(history["runs"][:-1])
+    spec = history["topology"].cluster_spec("mini", nic_bandwidth_bytes_per_s=1.25e9,
+                                            disk_bandwidth_bytes_per_s=float(np.median(list(disk.values()))), oversubscription=2.0)
+    return spec, len(next(r for r in spec.racks if r.name == history["rack"]).machines)
+
+
+def test_fitted_parameters_predict_the_next_run(history: dict[str, Any], testbed: tuple[ClusterSpec, int]) -> None:
     *past, nxt = history["runs"]
+    spec, machines = testbed
     params = fit_job(past)
-    disk = disk_bandwidth(past)
-    topo, rack = history["topology"], history["rack"]
-    spec = topo.cluster_spec("mini", nic_bandwidth_bytes_per_s=1.25e9, disk_bandwidth_bytes_per_s=float(np.median(list(disk.values()))),
-                             oversubscription=2.0)
-    machines = len(next(r for r in spec.racks if r.name == rack).machines)
-    stage = StageSpec(name="main", input_bytes=nxt.input_bytes, shuffle_bytes=nxt.shuffle_bytes, output_bytes=nxt.output_bytes,
-                      map_tasks=nxt.map_tasks, reduce_tasks=nxt.reduce_tasks,
-                      map_rate_bytes_per_s=params.map_rate_bytes_per_s, reduce_rate_bytes_per_s=params.reduce_rate_bytes_per_s)
-    predicted = float(reservation_latency(stage, spec, machines, spec.nic_bandwidth_bytes_per_s))
-    actual = (nxt.finish_time - nxt.start_time).total_seconds()
-    overheads = []
-    for r in past:  # what MRCute does not model on this cluster: AM start, container launch, commit
-        s = StageSpec(name="main", input_bytes=r.input_bytes, shuffle_bytes=r.shuffle_bytes, output_bytes=r.output_bytes,
-                      map_tasks=r.map_tasks, reduce_tasks=r.reduce_tasks,
-                      map_rate_bytes_per_s=params.map_rate_bytes_per_s, reduce_rate_bytes_per_s=params.reduce_rate_bytes_per_s)
-        overheads.append((r.finish_time - r.start_time).total_seconds() - float(reservation_latency(s, spec, machines, spec.nic_bandwidth_bytes_per_s)))
-    with_overhead = predicted + float(np.median(overheads))
-    map_phase = max(s.seconds for s in nxt.map_task_samples)
-    predicted_map = float(np.ceil(nxt.map_tasks / (machines * spec.map_slots_per_machine))) * (nxt.input_bytes / nxt.map_tasks) / min(
-        spec.disk_bandwidth_bytes_per_s, params.map_rate_bytes_per_s)
+    predicted = mrcute_seconds(nxt, params, spec, machines)
+    # what MRCute does not model on this cluster (AM start, container launch, commit), from the history runs
+    overhead = float(np.median([duration(r) - mrcute_seconds(r, params, spec, machines) for r in past]))
+    actual = duration(nxt)
     figures = {
         "runs_fitted": len(past), "map_rate_bytes_per_s": params.map_rate_bytes_per_s, "reduce_rate_bytes_per_s": params.reduce_rate_bytes_per_s,
-        "S_map": params.map_selectivity, "S_reduce": params.reduce_selectivity, "B_D_per_node": disk,
+        "S_map": params.map_selectivity, "S_reduce": params.reduce_selectivity, "B_D_bytes_per_s": spec.disk_bandwidth_bytes_per_s,
         "actual_s": actual, "mrcute_s": predicted, "mrcute_error": abs(predicted - actual) / actual,
-        "mrcute_plus_history_overhead_s": with_overhead, "mrcute_plus_overhead_error": abs(with_overhead - actual) / actual,
-        "longest_map_task_s": map_phase, "mrcute_map_stage_s": predicted_map,
+        "history_overhead_s": overhead, "mrcute_plus_overhead_error": abs(predicted + overhead - actual) / actual,
     }
-    print("ESTIMATOR_INTEGRATION " + json.dumps(figures))
-    assert params.map_rate_bytes_per_s and params.reduce_rate_bytes_per_s and disk
+    print("ESTIMATOR_INTEGRATION next_run " + json.dumps(figures))
+    assert params.map_rate_bytes_per_s and params.reduce_rate_bytes_per_s
+    assert figures["mrcute_plus_overhead_error"] < 0.5
+
+
+def test_profiling_run_on_a_sample_predicts_the_full_job(history: dict[str, Any], testbed: tuple[ClusterSpec, int],
+                                                         minicluster: dict[str, Any], tmp_path: Path) -> None:
+    *past, full = history["runs"]
+    spec, machines = testbed
+    job = MapReduceJob(name="est-profiled", jar=minicluster["examples_jar"], program="wordcount",
+                       inputs=[f"/it/{history['tag']}/run{RUNS - 1}/in"],
+                       output=f"/it/{history['tag']}/profile", reduces=2)
+    store = HistoryStore(tmp_path / "store")
+    sample = profile(history["cluster"], job, "est-profiled", [history["rack"]], BLOCK, store, plan_id=history["tag"], block_bytes=BLOCK)
+    params = fit_job(store.runs())
+    assert params.from_profile and sample.is_profile and sample.input_bytes <= BLOCK
+    as_full = dataclasses.replace(full, shuffle_bytes=full.input_bytes / params.map_selectivity,
+                                  output_bytes=full.input_bytes / params.map_selectivity / params.reduce_selectivity)
+    predicted = mrcute_seconds(as_full, params, spec, machines)
+    overhead = duration(sample) - mrcute_seconds(sample, params, spec, machines)
+    actual = duration(full)
+    figures = {
+        "sample_bytes": sample.input_bytes, "full_input_bytes": full.input_bytes,
+        "S_map_profile": params.map_selectivity, "S_map_history": fit_job(past).map_selectivity,
+        "map_rate_profile": params.map_rate_bytes_per_s, "map_rate_history": fit_job(past).map_rate_bytes_per_s,
+        "actual_s": actual, "mrcute_s": predicted, "mrcute_error": abs(predicted - actual) / actual,
+        "profile_overhead_s": overhead, "mrcute_plus_overhead_error": abs(predicted + overhead - actual) / actual,
+    }
+    print("ESTIMATOR_INTEGRATION profile " + json.dumps(figures))
     assert figures["mrcute_plus_overhead_error"] < 0.5

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from corral_yarn.errors import InputError
 from estimator.fit import disk_bandwidth, fit_job
+from estimator.profile import sample_text
 from estimator.records import JobRun, TaskSample
 
 T0 = datetime(2026, 1, 5, tzinfo=UTC)
@@ -61,3 +66,28 @@ def test_disk_bandwidth_is_a_high_quantile_of_task_rates_per_machine():
     bd = disk_bandwidth([run(i, 40 * MB, 20 * MB) for i in range(3)])
     assert sorted(bd) == ["n0", "n1", "n2"]
     assert all(38 * MB < v < 45 * MB for v in bd.values())
+
+
+class FakeHdfs:
+    """status / list / read of a few in-memory files, as HdfsCLI answers them."""
+
+    def __init__(self, files: dict[str, bytes]) -> None:
+        self.files = files
+
+    def status(self, path):
+        return {"type": "FILE" if path in self.files else "DIRECTORY"}
+
+    def list(self, path, status=False):
+        return [(p.rsplit("/", 1)[1], {"type": "FILE"}) for p in self.files if p.startswith(path + "/")]
+
+    def read(self, path, length=None):
+        return contextlib.nullcontext(io.BytesIO(self.files[path][:length]))
+
+
+def test_profile_sample_is_the_first_whole_lines_of_the_inputs():
+    cluster = SimpleNamespace(hdfs=FakeHdfs({"/in/a": b"one two\nthree\n", "/in/b": b"four five\nsix\n", "/in/_SUCCESS": b""}))
+    assert sample_text(cluster, ["/in"], 10) == b"one two\n"
+    assert sample_text(cluster, ["/in"], 20) == b"one two\nthree\n"  # "four " of /in/b cut off
+    assert sample_text(cluster, ["/in/b"], 100) == b"four five\nsix\n"
+    with pytest.raises(InputError, match="no whole line"):
+        sample_text(cluster, ["/in"], 3)
