@@ -1,0 +1,98 @@
+"""``corral example``, ``plan``, ``report`` and ``demo`` end to end through main()."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from corral_yarn import io
+from corral_yarn.cli import COMMANDS, build_parser, main
+from corral_yarn.report.html import INDEX
+
+
+@pytest.fixture
+def inputs(tmp_path: Path) -> Path:
+    assert main(["example", "--out", str(tmp_path), "--jobs", "12", "--racks", "4", "--machines-per-rack", "5",
+                 "--seed", "7", "--arrival-span", "200"]) == 0
+    return tmp_path
+
+
+def plan_args(d: Path, scenario: str = "batch", *extra: str) -> list[str]:
+    return ["plan", "--jobs", str(d / "jobs.json"), "--cluster", str(d / "cluster.json"), "--scenario", scenario,
+            "--out", str(d / f"plan-{scenario}.json"), *extra]
+
+
+def test_example_writes_a_valid_cluster_and_workload(inputs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cluster, workload = io.load_cluster(inputs / "cluster.json"), io.load_workload(inputs / "jobs.json")
+    assert len(cluster.racks) == 4 and cluster.machines_per_rack == 5
+    assert len(workload.jobs) == 12
+    assert max(j.arrival_s for j in workload.jobs) <= 200.0 and min(j.arrival_s for j in workload.jobs) >= 0.0
+
+
+def test_example_is_seeded(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        assert main(["example", "--out", str(tmp_path / name), "--seed", "3", "--jobs", "5"]) == 0
+    assert (tmp_path / "a" / "jobs.json").read_text() == (tmp_path / "b" / "jobs.json").read_text()
+
+
+@pytest.mark.parametrize("scenario", ["batch", "online"])
+def test_plan_writes_a_plan_and_prints_a_summary(inputs: Path, scenario: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(plan_args(inputs, scenario)) == 0
+    plan = io.load_plan(inputs / f"plan-{scenario}.json")
+    assert plan.scenario == scenario and len(plan.jobs) == 12
+    assert plan.lower_bound_s is not None and plan.gap is not None and plan.gap >= -1e-9
+    out = capsys.readouterr().out
+    objective = "makespan" if scenario == "batch" else "mean completion time"
+    assert f"Planned 12 jobs on 4 racks ({scenario} scenario, fast planner): {objective}" in out
+    assert "LP lower bound" in out and "coefficient of variation" in out
+
+
+def test_plan_options(inputs: Path) -> None:
+    assert main(plan_args(inputs, "batch", "--no-bound", "--alpha", "0")) == 0
+    plan = io.load_plan(inputs / "plan-batch.json")
+    assert plan.lower_bound_s is None and plan.gap is None and plan.alpha_s_per_byte == 0.0
+
+
+def test_reference_and_fast_planners_agree(inputs: Path) -> None:
+    assert main(plan_args(inputs, "online", "--planner", "reference")) == 0
+    reference = io.load_plan(inputs / "plan-online.json")
+    assert main(plan_args(inputs, "online", "--planner", "fast")) == 0
+    assert io.load_plan(inputs / "plan-online.json") == reference
+
+
+def test_report_prints_the_index_path(inputs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(plan_args(inputs)) == 0
+    capsys.readouterr()
+    out_dir = inputs / "report"
+    assert main(["report", str(inputs / "plan-batch.json"), "--out", str(out_dir),
+                 "--cluster", str(inputs / "cluster.json"), "--jobs", str(inputs / "jobs.json")]) == 0
+    assert capsys.readouterr().out.strip() == str(out_dir / INDEX)
+    assert sorted(p.name for p in out_dir.iterdir()) == [INDEX, "rack_input.png", "schedule.png", "summary.png"]
+
+
+def test_demo_writes_plans_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--out", str(tmp_path)]) == 0
+    for scenario in ("batch", "online"):
+        assert io.load_plan(tmp_path / f"plan-{scenario}.json").scenario == scenario
+        assert (tmp_path / f"report-{scenario}" / INDEX).is_file()
+    assert str(tmp_path / "report-batch" / INDEX) in capsys.readouterr().out
+
+
+def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("corral ")
+    assert main(["plan", "--help"]) == 0
+    assert "--scenario" in capsys.readouterr().out
+
+
+def test_every_option_has_help() -> None:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "==SUPPRESS==" or a.__class__.__name__ == "_SubParsersAction")
+    for name in ("plan", "report", "example", "demo"):
+        for action in sub.choices[name]._actions:
+            assert action.help, f"corral {name} {action.option_strings or action.dest} has no help"
+
+
+def test_plan_module_is_registered() -> None:
+    assert any(m.__name__ == "corral_yarn.cli.plan" for m in COMMANDS)
