@@ -33,9 +33,11 @@ def test_ingest_csv_twice_reports_duplicates(tmp_path, capsys):
 
 
 def test_estimate_writes_a_jobs_file_and_details(store, tmp_path, capsys):
-    out, details = tmp_path / "jobs.json", tmp_path / "details.json"
-    code = main(["estimate", "--store", str(store), "--at", AT, "--horizon", "1d", "--out", str(out), "--slack", "0.1", "--details", str(details)])
+    out, details, disk = tmp_path / "jobs.json", tmp_path / "details.json", tmp_path / "disk.json"
+    code = main(["estimate", "--store", str(store), "--at", AT, "--horizon", "1d", "--out", str(out), "--slack", "0.1",
+                 "--details", str(details), "--disk-bandwidth-out", str(disk)])
     assert code == 0
+    assert json.loads(disk.read_text()) == {}  # the synthetic history has no task samples
     workload = load_workload(out)
     assert workload.jobs and all(0 <= j.arrival_s < 86400 for j in workload.jobs)
     doc = json.loads(details.read_text())
