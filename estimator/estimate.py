@@ -86,41 +86,56 @@ def _stage(sizes: dict[str, float], params: MRCuteParams, options: EstimateOptio
     )
 
 
+@dataclass(frozen=True)
+class _Job:
+    """What one recurring job's slots share: its key, predictor, backtest points and MRCute fit."""
+
+    key: str
+    predictor: str
+    points: list[Point]
+    params: MRCuteParams
+
+
+def _predicted(job: _Job, arrival: datetime, matched: list[Instance], options: EstimateOptions, defaults: Counter[str]) -> tuple[JobSpec, dict[str, Any]]:
+    """The JobSpec of one slot arriving at ``arrival`` and the details of how it was predicted."""
+    predicted = {q: predict(matched, job.predictor, q) for q in QUANTITIES}
+    sizes = {q: v * (1.0 + options.slack) for q, v in predicted.items()}
+    paths = {i.run.input_path for i in matched}
+    spec = JobSpec(
+        name=f"{job.key[:180]}@{arrival:%Y%m%dT%H%M%S}",
+        arrival_s=(arrival - options.at).total_seconds(),
+        stages=[_stage(sizes, job.params, options, defaults)],
+        input_path=paths.pop() if len(paths) == 1 else None,  # only a path every matched run read
+        recurring_key=job.key,
+    )
+    detail = {
+        "name": spec.name,
+        "recurring_key": job.key,
+        "predictor": job.predictor,
+        "matched_runs": [i.run.run_id for i in matched],
+        "arrival": arrival.isoformat(),
+        "predicted": predicted,
+        "slack": options.slack,
+        "interval_coverage": options.coverage,
+        "intervals": {q: _interval(job.points, job.predictor, q, options.coverage, predicted[q]) for q in QUANTITIES},
+        "mrcute": asdict(job.params),
+    }
+    return spec, detail
+
+
 def _jobs_of(key: str, items: list[Instance], runs: list[JobRun], options: EstimateOptions, defaults: Counter[str]) -> list[tuple[JobSpec, dict[str, Any]]]:
-    season = options.season
-    history = History(items, season)
+    """The predicted instances of one recurring job in [at, at + horizon)."""
+    season, end = options.season, options.at + options.horizon
     points = backtest_job(key, items, season)
     predictor = choose([p for p in points if p.predictor != AUTO]) if options.predictor == AUTO else options.predictor
-    params = fit_job(runs)
-    end = options.at + options.horizon
+    job = _Job(key, predictor, points, fit_job(runs))
+    history = History(items, season)
     out = []
     for day in range(season.day(options.at), season.day(end - timedelta(microseconds=1)) + 1):
         for matched in slots(history, day, options.at):
             arrival = season.start(day) + timedelta(seconds=predict_offset(matched, predictor, season))
-            if not options.at <= arrival < end:
-                continue
-            predicted = {q: predict(matched, predictor, q) for q in QUANTITIES}
-            sizes = {q: v * (1.0 + options.slack) for q, v in predicted.items()}
-            job = JobSpec(
-                name=f"{key[:180]}@{arrival:%Y%m%dT%H%M%S}",
-                arrival_s=(arrival - options.at).total_seconds(),
-                stages=[_stage(sizes, params, options, defaults)],
-                input_path=runs[-1].input_path,
-                recurring_key=key,
-            )
-            detail = {
-                "name": job.name,
-                "recurring_key": key,
-                "predictor": predictor,
-                "matched_runs": [i.run.run_id for i in matched],
-                "arrival": arrival.isoformat(),
-                "predicted": predicted,
-                "slack": options.slack,
-                "interval_coverage": options.coverage,
-                "intervals": {q: _interval(points, predictor, q, options.coverage, predicted[q]) for q in QUANTITIES},
-                "mrcute": asdict(params),
-            }
-            out.append((job, detail))
+            if options.at <= arrival < end:
+                out.append(_predicted(job, arrival, matched, options, defaults))
     return out
 
 

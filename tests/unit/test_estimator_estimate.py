@@ -112,3 +112,11 @@ def test_two_slots_at_the_same_second_get_distinct_names():
     jobs = estimate(runs, EstimateOptions(at=t0 + timedelta(days=4) - timedelta(hours=1), horizon=timedelta(hours=2))).workload.jobs
     assert sorted(j.name for j in jobs) == ["twin@20260109T060000", "twin@20260109T060000-2"]
     assert sum(j.input_bytes for j in jobs) == 3 * 10**9  # runs at the same second: which slot gets which is arbitrary
+
+
+def test_a_period_starting_mid_day_holds_only_the_slots_after_its_start(history):
+    runs, _ = history
+    at = AT + timedelta(hours=12)
+    jobs = estimate(runs, EstimateOptions(at=at, horizon=timedelta(hours=6))).workload.jobs
+    actual = _actual(runs, at, timedelta(hours=6))
+    assert len(jobs) == len(actual) and all(0 <= j.arrival_s < 6 * 3600 for j in jobs)
