@@ -38,7 +38,8 @@ class Parser(argparse.ArgumentParser):
 def build_parser() -> Parser:
     parser = Parser(
         prog="corral",
-        description="Corral for YARN and HDFS: plan recurring jobs onto racks (thesis §4.3) and report the plan.",
+        description="Corral for YARN and HDFS: predict recurring jobs, plan them onto racks (thesis §4.3), "
+                    "report the plan and carry it out on a Hadoop cluster.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log progress to stderr (-vv for debug)")
