@@ -13,7 +13,7 @@ Only the winner is prioritized with rack identities, by the reference's own code
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
+from bisect import bisect_left, insort
 from dataclasses import dataclass
 from itertools import accumulate
 from operator import mul
@@ -34,11 +34,14 @@ class Prefix:
     """What the prioritization knows after the first ``jobs`` jobs of the order."""
 
     jobs: int
+    last_key: Key | None  # the sort key of its last job; a change sorting after it leaves it intact
     max_finish: float  # max T_j + L_j(r_j) so far
     completion_sum: float  # sum of T_j + L_j(r_j) - A_j so far
     work: float  # sum of L_j(r_j) (online) or r_j L_j(r_j) (batch) so far
-    earliest_free: float  # min_i F_i
-    free_sum: float  # sum_i F_i
+
+    def changed_by(self, old: Key, new: Key) -> bool:
+        """Whether moving one job from sort key ``old`` to ``new`` changes this prefix."""
+        return self.last_key is not None and (old <= self.last_key or new < self.last_key)
 
 
 # a saved prefix state: the Prefix and the free-time groups as (-F ascending, racks)
@@ -46,7 +49,10 @@ Checkpoint = tuple[Prefix, list[float], list[int]]
 
 
 class IncrementalPrioritization:
-    """Prioritization (Fig. 4.2) of a run of candidates that each widen one job by one rack."""
+    """Prioritization (Fig. 4.2) of a run of candidates that each widen one job by one rack.
+
+    The order is the sorted list of the jobs' sort keys; widening only records the move, and the
+    list is brought up to date when a candidate is actually prioritized."""
 
     def __init__(self, scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], checkpoint_every: int = 32) -> None:
         n_jobs, self.n_racks = latency.shape
@@ -58,13 +64,14 @@ class IncrementalPrioritization:
         self.work_weight = [1] * n_jobs if self.online else self.count  # work = sum of weight x L_j(r_j)
         self.key = [self._order_key(j) for j in range(n_jobs)]
         self.order = sorted(self.key)  # the prioritization order, as sort keys ending in j
+        self.moved: dict[int, Key] = {}  # jobs whose key changed since ``order`` was sorted: old key
         self.arrival_by_position = sorted(self.arrival)  # the online order starts with A_j
         self.arrival_before = [0.0, *accumulate(self.arrival_by_position)]
         self.arrival_total = math.fsum(abs(a) for a in self.arrival)
         self.completion = [0.0] * n_jobs  # finish - A_j, by position in the order
-        start = Prefix(0, -math.inf, 0.0, 0.0, 0.0, 0.0)
-        self.checkpoints: list[Checkpoint] = [(start, [-0.0], [self.n_racks])]
-        self.given_up: Prefix | None = None  # where the last run proved it could not win
+        self.checkpoints: list[Checkpoint] = [(Prefix(0, None, -math.inf, 0.0, 0.0), [-0.0], [self.n_racks])]
+        self.given_up: Prefix | None = None  # a prefix that proved the candidates sharing it cannot win
+        self.doomed_from = math.inf  # ... when their total work is at least this
 
     def _order_key(self, j: int) -> Key:
         # batch: widest first, then longest; online: earliest arrival first, then as batch (§4.3.4)
@@ -73,45 +80,49 @@ class IncrementalPrioritization:
         return (-self.count[j], -self.duration[j], j)
 
     def widen(self, j: int, duration: float) -> None:
-        """r_j += 1, now lasting ``duration``: move j in the order, forget prefix states it changes."""
-        old = bisect_left(self.order, self.key[j])
-        del self.order[old]
+        """r_j += 1, now lasting ``duration``: forget the prefix states the move changes."""
+        old = self.key[j]
+        self.moved.setdefault(j, old)
         self.count[j] += 1
         self.duration[j] = duration
-        self.key[j] = self._order_key(j)
-        new = bisect_left(self.order, self.key[j])
-        self.order.insert(new, self.key[j])
-        changed = min(old, new)
-        while self.checkpoints[-1][0].jobs > changed:
+        new = self.key[j] = self._order_key(j)
+        while self.checkpoints[-1][0].changed_by(old, new):
             self.checkpoints.pop()
-        if self.given_up is not None and changed < self.given_up.jobs:
-            self.given_up = None
+        if self.given_up is not None and self.given_up.changed_by(old, new):
+            self.given_up, self.doomed_from = None, math.inf
 
-    def hopeless(self, best: float, work_total: float) -> bool:
-        """True when the current candidate shares a prefix that already proves it cannot beat ``best``."""
-        return self.given_up is not None and self.cannot_beat(best, self.given_up, work_total)
+    def _sort(self) -> None:
+        """Bring ``order`` up to date with the recorded moves."""
+        if len(self.moved) > len(self.order) // 8:
+            self.order = sorted(self.key)
+        else:
+            for j, old in self.moved.items():
+                del self.order[bisect_left(self.order, old)]
+                insort(self.order, self.key[j])
+        self.moved.clear()
 
-    def cannot_beat(self, best: float, prefix: Prefix, work_total: float) -> bool:
-        """Whether every candidate with this prefix and ``work_total`` has an objective >= ``best``.
+    def doomed_work(self, best: float, prefix: Prefix, neg_free: list[float], racks: list[int]) -> float:
+        """The total work from which every candidate sharing ``prefix`` has an objective >= ``best``.
 
-        F values only grow, so every later job starts at or after min_i F_i; its completion is at
+        F values only grow, so every later job starts at or after min_i F_i: its completion is at
         least max(min F, A_j) - A_j + L_j(r_j) (online), and it adds at least r_j L_j(r_j) to
-        sum_i F_i, whose mean bounds the makespan (batch). Margins cover float rounding."""
-        n_jobs = len(self.order)
-        remaining_work = work_total - prefix.work
+        sum_i F_i, whose mean bounds the makespan (batch). SAFETY terms cover float rounding."""
         if not self.online:
-            area = (prefix.free_sum + remaining_work) / self.n_racks
-            slack = SAFETY * (abs(prefix.free_sum) + abs(work_total) + abs(prefix.work)) / self.n_racks
-            return max(prefix.max_finish, area - slack) >= best
-        m, x = prefix.jobs, prefix.earliest_free
+            if prefix.max_finish >= best:
+                return -math.inf
+            free_sum = -sum(map(mul, neg_free, racks))
+            margin = SAFETY * (best * self.n_racks + abs(free_sum) + abs(prefix.work))
+            return best * self.n_racks - free_sum + prefix.work + margin
+        n_jobs, m, x = len(self.order), prefix.jobs, -neg_free[-1]
         waits = bisect_left(self.arrival_by_position, x, m)  # later jobs that arrive before x
         waiting = x * (waits - m) - (self.arrival_before[waits] - self.arrival_before[m])
-        lower = prefix.completion_sum + max(0.0, waiting + remaining_work)
-        slack = SAFETY * (abs(lower) + abs(prefix.work) + self.arrival_total + n_jobs * abs(x))
-        return lower - slack > best * n_jobs * (1.0 + SAFETY)
+        margin = SAFETY * (best * n_jobs + prefix.completion_sum + n_jobs * abs(x) + 2.0 * self.arrival_total + abs(prefix.work))
+        limit = best * n_jobs + margin
+        return -math.inf if prefix.completion_sum > limit else limit - prefix.completion_sum - waiting + prefix.work
 
     def objective(self, best: float, work_total: float) -> float | None:
         """The current candidate's objective, or None once it provably cannot beat ``best``."""
+        self._sort()
         n_jobs, every = len(self.order), self.checkpoint_every
         max_finish_limit = math.inf if self.online else best  # checked on every job, cheaply
         completion_limit = best * n_jobs if self.online else math.inf
@@ -119,7 +130,6 @@ class IncrementalPrioritization:
         neg_free, racks = neg_free.copy(), racks.copy()
         position, max_finish, total, work = prefix.jobs, prefix.max_finish, prefix.completion_sum, prefix.work
         order, count, duration, arrival, weight, completion = self.order, self.count, self.duration, self.arrival, self.work_weight, self.completion
-        self.given_up = None
         while position < n_jobs:
             j = order[position][-1]
             need = count[j]
@@ -149,9 +159,10 @@ class IncrementalPrioritization:
                 racks.insert(slot, count[j])
             position += 1
             if max_finish >= max_finish_limit or total > completion_limit or position % every == 0:
-                prefix = Prefix(position, max_finish, total, work, -neg_free[-1], -sum(map(mul, neg_free, racks)))
-                if self.cannot_beat(best, prefix, work_total):
-                    self.given_up = prefix
+                prefix = Prefix(position, order[position - 1], max_finish, total, work)
+                doomed_from = self.doomed_work(best, prefix, neg_free, racks)
+                if work_total >= doomed_from:
+                    self.given_up, self.doomed_from = prefix, doomed_from
                     return None
                 if position % every == 0:
                     self.checkpoints.append((prefix, neg_free.copy(), racks.copy()))
@@ -183,7 +194,7 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
         here = slice(first, first + jobs.size)
         for k, j, duration, bound, work_total in zip(range(here.start, here.stop), jobs.tolist(), durations, bounds[here].tolist(), work_totals[here].tolist()):
             run.widen(j, duration)
-            if bound >= best or run.hopeless(best, work_total):
+            if bound >= best or work_total >= run.doomed_from:
                 continue
             value = run.objective(best, work_total)
             if value is not None and value < best:
