@@ -21,7 +21,7 @@ from corral_yarn.errors import CorralError, InputError
 COMMANDS = [plan, estimator, cluster, selector]
 
 EXIT_ERROR = 2
-log = logging.getLogger("corral_yarn")
+LOGGERS = ("corral_yarn", "estimator")  # the packages whose logging -v shows
 
 
 class UsageError(InputError):
@@ -46,12 +46,27 @@ def build_parser() -> Parser:
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     for module in COMMANDS:
         module.register(subparsers)
+    for command in subparsers.choices.values():  # -v also after the command: corral plan ... -v
+        if "-v" not in command._option_string_actions:
+            command.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help="log progress to stderr (-vv for debug)")
     return parser
 
 
+class _CliHandler(logging.StreamHandler):
+    """The one stderr handler main() puts on the project's loggers (replaced, never stacked)."""
+
+
 def _configure_logging(verbosity: int) -> None:
-    level = logging.WARNING if verbosity == 0 else logging.INFO if verbosity == 1 else logging.DEBUG
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr, force=True)
+    handler = _CliHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.setLevel(logging.DEBUG if verbosity > 1 else logging.INFO if verbosity == 1 else logging.WARNING)
+    for name in LOGGERS:
+        logger = logging.getLogger(name)
+        for old in [h for h in logger.handlers if isinstance(h, _CliHandler)]:
+            logger.removeHandler(old)
+        logger.addHandler(handler)
+        if verbosity:
+            logger.setLevel(handler.level)
 
 
 def _one_line(message: object) -> str:

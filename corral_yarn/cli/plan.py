@@ -115,6 +115,7 @@ def _run_report(args: argparse.Namespace) -> int:
     plan = io.load_plan(args.plan)
     cluster = io.load_cluster(args.cluster) if args.cluster else None
     workload = io.load_workload(args.jobs) if args.jobs else None
+    log.info("rendering the report of plan %s (%d jobs) into %s", plan.plan_id, len(plan.jobs), args.out)
     print(write_plan_report(plan, args.out, cluster, workload))
     return 0
 
@@ -133,6 +134,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     written = write_inputs(out, cluster, workload)
     with tqdm(total=2 * len(SCENARIOS), desc="corral demo", unit="step", disable=None) as bar:
         for scenario in SCENARIOS:
+            log.info("demo: planning and reporting the %s scenario", scenario)
             plan = build_plan(workload, cluster, scenario)
             plan_path = out / f"plan-{scenario}.json"
             io.save(plan, plan_path)

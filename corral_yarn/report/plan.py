@@ -111,8 +111,8 @@ def _summary_panels(plan: Plan) -> list[Panel]:
         labels.append("LP lower bound")
         values.append(plan.lower_bound_s)
     return [
-        Panel(f"{objective} (gap {fmt_percent(plan.gap)})", labels, values, fmt_seconds),
-        Panel("cross-rack shuffle bytes", ["plan", "every job on all racks"],
+        Panel(f"{objective.capitalize()} (gap {fmt_percent(plan.gap)})", labels, values, fmt_seconds),
+        Panel("Cross-rack shuffle bytes", ["plan", "every job on all racks"],
               [plan.cross_rack_shuffle_bytes, plan.all_racks_cross_rack_shuffle_bytes], fmt_bytes),
     ]
 

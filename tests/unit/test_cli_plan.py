@@ -96,3 +96,12 @@ def test_every_option_has_help() -> None:
 
 def test_plan_module_is_registered() -> None:
     assert any(m.__name__ == "corral_yarn.cli.plan" for m in COMMANDS)
+
+
+def test_verbose_before_or_after_the_command(inputs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-v", *plan_args(inputs)]) == 0
+    assert "planning 12 jobs on 4 racks" in capsys.readouterr().err
+    assert main([*plan_args(inputs), "-v"]) == 0
+    assert "planning 12 jobs on 4 racks" in capsys.readouterr().err
+    assert main(plan_args(inputs)) == 0
+    assert capsys.readouterr().err == ""
