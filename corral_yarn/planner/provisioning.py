@@ -59,31 +59,36 @@ def provisioning(latency: NDArray[np.float64]) -> Provisioning:
     return Provisioning(widened.astype(np.int64), new_count.astype(np.int64), longest)
 
 
-def _running_sums(first: NDArray[np.float64], step: NDArray[np.float64]) -> NDArray[np.float64]:
-    """A lower bound on sum(first) + cumsum(step) for every prefix, allowing for summation error."""
+def _running_sums(first: NDArray[np.float64], plus: NDArray[np.longdouble], minus: NDArray[np.longdouble]) -> NDArray[np.float64]:
+    """A lower bound on sum(first) + cumsum(plus - minus) for every prefix, allowing for the rounding
+    of each difference and of the summation (recursive summation: error <= n eps sum |terms|)."""
     ld = np.longdouble
-    terms = np.concatenate([[first.astype(ld).sum()], step.astype(ld)])
-    total = np.cumsum(terms)
-    magnitude = np.cumsum(np.abs(terms)) + np.abs(first).astype(ld).sum()
-    error = 2.0 * (np.arange(terms.size) + first.size + 1) * np.finfo(ld).eps * magnitude
-    return np.asarray(total - error, dtype=np.float64)
+    terms = np.concatenate([[first.astype(ld).sum()], plus - minus])
+    magnitude = np.cumsum(np.concatenate([[np.abs(first).astype(ld).sum()], np.abs(plus) + np.abs(minus)]))
+    error = 2.0 * (np.arange(terms.size) + first.size + 2) * np.finfo(ld).eps * magnitude
+    return np.asarray(np.cumsum(terms) - error, dtype=np.float64)
 
 
 def _shrink(x: NDArray[np.float64]) -> NDArray[np.float64]:
     return x - SAFETY * np.abs(x)
 
 
+def _step_durations(latency: NDArray[np.float64], prov: Provisioning) -> tuple[NDArray[np.longdouble], NDArray[np.longdouble]]:
+    """L_j(r_j) before and after each step, in extended precision."""
+    ld = np.longdouble
+    return latency[prov.widened, prov.new_count - 2].astype(ld), latency[prov.widened, prov.new_count - 1].astype(ld)
+
+
 def duration_sums(latency: NDArray[np.float64], prov: Provisioning) -> NDArray[np.float64]:
     """Per candidate, a lower bound on sum_j L_j(r_j)."""
-    previous = latency[prov.widened, prov.new_count - 2]
-    return _running_sums(latency[:, 0], latency[prov.widened, prov.new_count - 1] - previous)
+    previous, current = _step_durations(latency, prov)
+    return _running_sums(latency[:, 0], current, previous)
 
 
 def area_sums(latency: NDArray[np.float64], prov: Provisioning) -> NDArray[np.float64]:
     """Per candidate, a lower bound on the rack-time sum_j r_j L_j(r_j)."""
-    previous = latency[prov.widened, prov.new_count - 2]
-    current = latency[prov.widened, prov.new_count - 1]
-    return _running_sums(latency[:, 0], prov.new_count * current - (prov.new_count - 1) * previous)
+    previous, current = _step_durations(latency, prov)
+    return _running_sums(latency[:, 0], prov.new_count * current, (prov.new_count - 1) * previous)
 
 
 def lower_bounds(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], prov: Provisioning) -> NDArray[np.float64]:
