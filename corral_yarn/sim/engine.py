@@ -23,7 +23,7 @@ import numpy as np
 from corral_yarn.contracts import ClusterSpec, StageSpec
 from corral_yarn.errors import CorralError
 from corral_yarn.sim import placement
-from corral_yarn.sim.flows import DOWN, RX, TX, UP, Flow, FlowTable, Topology
+from corral_yarn.sim.flows import DOWN, LINKS_PER_RACK, LOCAL, UP, Flow, FlowTable, Topology
 from corral_yarn.sim.state import JobRun, Splits, StageRun, map_rate, reduce_rate
 
 log = logging.getLogger(__name__)
@@ -186,9 +186,7 @@ class Simulator:
         sources = [self._read_source(job, stage.splits.replicas[b]) for b in blocks]
         for src, k in zip(*np.unique(sources, return_counts=True)):
             src, k = int(src), int(k)
-            links = [Topology.link(src, TX), Topology.link(rack, RX)]
-            if src != rack:
-                links += [Topology.link(src, UP), Topology.link(rack, DOWN)]
+            links = [Topology.link(src, UP), Topology.link(rack, DOWN)] if src != rack else [Topology.link(rack, LOCAL)]
             start = self.now
             self.net.add(Flow(
                 links=np.array(links), coefs=np.ones(len(links)), volume=k * stage.split_bytes, weight=float(k),
@@ -227,11 +225,11 @@ class Simulator:
         m = float(self.machines[rack])
         same_machine = share[rack] / m  # map output on the reducer's own machine never hits a NIC
         others = np.flatnonzero((share > 0) & (np.arange(self.racks) != rack))
-        links = [Topology.link(rack, RX), Topology.link(rack, TX)]
-        coefs = [1.0 - same_machine, share[rack] - same_machine]
+        links = [Topology.link(rack, LOCAL)]
+        coefs = [share[rack] - same_machine]
         if others.size:
-            links += [Topology.link(rack, DOWN), *(4 * others + TX), *(4 * others + UP)]
-            coefs += [float(share[others].sum()), *share[others], *share[others]]
+            links += [Topology.link(rack, DOWN), *(LINKS_PER_RACK * others + UP)]
+            coefs += [float(share[others].sum()), *share[others]]
         self.net.add(Flow(
             links=np.array(links, dtype=np.int64), coefs=np.array(coefs), volume=volume,
             weight=float(k * self.config.parallel_copies), cap=min(k, int(m)) * self.topology.nic,
@@ -248,15 +246,12 @@ class Simulator:
             done = self.now + volume / k / reduce_rate(stage.spec, self.disk)
             self.at(done, lambda: self._reduces_done(job, stage, rack, k, start))
             return
-        remote = (rack + int(self.rng.integers(1, self.racks))) % self.racks if self.racks > 1 else rack
-        links = [Topology.link(rack, TX), Topology.link(remote, RX)]
-        coefs = [1.0, replicas - 1.0]  # the pipeline's later replicas stay inside the remote rack
-        if replicas > 2:
-            links.append(Topology.link(remote, TX))
-            coefs.append(replicas - 2.0)
-        if remote != rack:
-            links += [Topology.link(rack, UP), Topology.link(remote, DOWN)]
-            coefs += [1.0, 1.0]
+        if self.racks > 1:  # the 2nd replica crosses the core, the 3rd stays in the remote rack
+            remote = (rack + int(self.rng.integers(1, self.racks))) % self.racks
+            links = [Topology.link(rack, UP), Topology.link(remote, DOWN), Topology.link(remote, LOCAL)]
+            coefs = [1.0, 1.0, replicas - 2.0]
+        else:
+            remote, links, coefs = rack, [Topology.link(rack, LOCAL)], [replicas - 1.0]
         self.net.add(Flow(
             links=np.array(links, dtype=np.int64), coefs=np.array(coefs), volume=volume, weight=float(k),
             cap=k * reduce_rate(stage.spec, self.disk), coflow=3 * stage.uid + 2, kind="write",

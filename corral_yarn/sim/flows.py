@@ -1,8 +1,9 @@
 """The links of a folded-Clos cluster and the table of active (aggregate) flows.
 
-Links, per rack a: ``tx[a]`` and ``rx[a]`` are the rack's NICs pooled (machines x NIC, full
-bisection inside a rack), ``up[a]`` and ``down[a]`` its links to the core (machines x NIC / O, less
-the share taken by background traffic) (thesis §3.1.2, §4.5.2).
+Links, per rack a, split as MRCute splits a machine's NIC (thesis §3.1.2): ``up[a]`` and ``down[a]``
+are the rack's links to the core, machines x B_M / O (less the share taken by background traffic,
+§4.5.2); ``local[a]`` is what the pooled NICs have left for traffic inside the rack (full bisection
+there), machines x (B_M - B_M / O).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from corral_yarn.contracts import ClusterSpec
 from corral_yarn.sim.network import SHARING, FlowSet
 
 Array = NDArray[np.float64]
-TX, RX, UP, DOWN = range(4)
+LOCAL, UP, DOWN = range(3)
+LINKS_PER_RACK = 3
 
 
 @dataclass(frozen=True)
@@ -33,14 +35,15 @@ class Topology:
         """Rack uplink = machines x NIC / O (folded Clos); background traffic takes a share of it."""
         machines = np.array([len(r.machines) for r in cluster.racks], dtype=np.int64)
         nic = cluster.nic_bandwidth_bytes_per_s
-        core = machines * nic / cluster.oversubscription * (1.0 - background_share)
-        pooled = machines * nic
-        capacity = np.stack([pooled, pooled, core, core], axis=1).astype(np.float64).ravel()
+        core_share = machines * nic / cluster.oversubscription
+        local = machines * nic - core_share  # B_M - B_M / O per machine, as T_local assumes
+        core = core_share * (1.0 - background_share)
+        capacity = np.stack([local, core, core], axis=1).astype(np.float64).ravel()
         return Topology(len(machines), machines, nic, capacity)
 
     @staticmethod
     def link(rack: int, kind: int) -> int:
-        return 4 * rack + kind
+        return LINKS_PER_RACK * rack + kind
 
 
 @dataclass(eq=False)

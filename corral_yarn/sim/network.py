@@ -40,7 +40,8 @@ def max_min(capacity: Array, flows: FlowSet, cap: Array | None = None) -> Array:
     """Weighted max-min fair rates by progressive filling (water-filling).
 
     All unfrozen flows raise their per-connection rate together; a flow freezes when a link it
-    crosses saturates or it reaches its cap. Each round freezes at least one link or flow.
+    crosses saturates or it reaches its cap. Each round freezes at least one link or flow; link loads
+    are updated incrementally, so a round costs O(links + flows) plus the entries it freezes.
     """
     n, links = flows.size, capacity.size
     cap = flows.cap if cap is None else cap
@@ -48,22 +49,33 @@ def max_min(capacity: Array, flows: FlowSet, cap: Array | None = None) -> Array:
     if n == 0:
         return rate
     resid = capacity.astype(np.float64).copy()
-    active = cap > _EPS
     scale = np.maximum(capacity, 1.0)
+    active = cap > _EPS
+    contribution = flows.coef * flows.weight[flows.rows]  # link load per unit of per-connection level
+    load = np.bincount(flows.cols, contribution * active[flows.rows], minlength=links)
+    by_link = np.argsort(flows.cols, kind="stable")
+    link_start = np.searchsorted(flows.cols[by_link], np.arange(links + 1))
+    open_link = np.ones(links, dtype=bool)
     while active.any():
-        speed = flows.weight * active  # rate growth per unit of per-connection level
-        load = np.bincount(flows.cols, flows.coef * speed[flows.rows], minlength=links)
+        speed = flows.weight * active
         with np.errstate(divide="ignore", invalid="ignore"):
-            link_room = np.where(load > _EPS, np.maximum(resid, 0.0) / load, np.inf)
+            link_room = np.where(open_link & (load > _EPS), np.maximum(resid, 0.0) / load, np.inf)
             flow_room = np.where(active, (cap - rate) / flows.weight, np.inf)
         step = min(link_room.min(), flow_room.min())
         if not np.isfinite(step):
             break
         rate += step * speed
         resid -= step * load
-        saturated = (load > _EPS) & (resid <= _EPS * scale)
-        crossing = np.bincount(flows.rows, saturated[flows.cols], minlength=n) > 0
-        active &= ~crossing & (rate < cap * (1.0 - _EPS))
+        full = np.flatnonzero(open_link & (load > _EPS) & (resid <= _EPS * scale))
+        open_link[full] = False
+        frozen = active & (rate >= cap * (1.0 - _EPS))
+        if full.size:
+            entries = np.concatenate([by_link[link_start[l] : link_start[l + 1]] for l in full])
+            frozen[flows.rows[entries]] = True
+        frozen &= active
+        active &= ~frozen
+        gone = frozen[flows.rows]
+        load -= np.bincount(flows.cols[gone], contribution[gone], minlength=links)
     return rate
 
 

@@ -1,0 +1,124 @@
+"""``corral simulate`` and ``corral compare``: the flow-level simulator's front end (thesis §4.5)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from pathlib import Path
+
+from tqdm import tqdm
+
+from corral_yarn import io
+from corral_yarn.errors import InputError
+from corral_yarn.planner.schedule import SCENARIOS
+from corral_yarn.sim import RunSpec, simulate
+from corral_yarn.sim.network import SHARING
+from corral_yarn.sim.report import reduction, write_report
+from corral_yarn.sim.run import plan_for
+from corral_yarn.sim.schedulers import PLANNED, SCHEDULERS
+
+log = logging.getLogger(__name__)
+COMPARE_SCHEMA = "corral-yarn/sim-compare/v1"
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1), got {text!r}")
+    return value
+
+
+def _names(choices: tuple[str, ...]):
+    def parse(text: str) -> list[str]:
+        names = [n.strip() for n in text.split(",") if n.strip()]
+        if not names or (bad := [n for n in names if n not in choices]):
+            raise argparse.ArgumentTypeError(f"expected a comma-separated list of {', '.join(choices)}, got {text!r}")
+        return names
+    return parse
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cluster", required=True, type=Path, metavar="C.json", help="the cluster (corral-yarn/cluster/v1 JSON)")
+    p.add_argument("--workload", required=True, type=Path, metavar="W.json", help="the jobs that actually run (corral-yarn/jobs/v1 JSON); jobs without recurring_key are ad hoc")
+    p.add_argument("--scenario", choices=SCENARIOS, default="online", help="batch: every job arrives at 0; online (default): jobs arrive at their arrival_s")
+    p.add_argument("--seed", type=int, default=0, help="random seed of data placement and scheduling choices (default 0)")
+    p.add_argument("--predicted", type=Path, metavar="W.json", help="the predicted jobs the plan is built from (default: --workload itself); use it to inject prediction errors")
+    p.add_argument("--plan", type=Path, metavar="PLAN.json", help="a plan from 'corral plan' for corral/localshuffle (default: planned here from the predicted jobs)")
+    p.add_argument("--background-share", type=_share, default=0.0, metavar="F", help="share of every rack's core bandwidth taken by background traffic, in [0, 1) (default 0)")
+    p.add_argument("--output-replication", type=int, choices=(1, 2, 3), default=3, help="HDFS replication of job output: 3 (default, HDFS), or 1 to write output locally only, as MRCute assumes")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add simulate and compare to the ``corral`` parser."""
+    p = subparsers.add_parser("simulate", help="simulate a workload on a cluster under one job scheduler and one network sharing policy",
+                              description="Run the flow-level simulator (thesis §4.5.7) and write the per-job and summary metrics as JSON.")
+    _common(p)
+    p.add_argument("--scheduler", required=True, choices=SCHEDULERS, help="the job scheduler (thesis §4.5.2)")
+    p.add_argument("--network", choices=sorted(SHARING), default="tcp", help="tcp: max-min fair sharing (default); varys: SEBF + MADD coflow scheduling")
+    p.add_argument("--out", required=True, type=Path, metavar="RESULT.json", help="where to write the result (written whole or not at all)")
+    p.add_argument("--report", type=Path, metavar="DIR", help="also write an HTML report with completion-time CDFs there")
+    p.set_defaults(func=_run_simulate)
+
+    c = subparsers.add_parser("compare", help="simulate several scheduler/network combinations on the same workload and seed",
+                              description="Run every scheduler x network combination on the same workload and seed; write all results and one report. The first combination is the baseline of the reductions.")
+    _common(c)
+    c.add_argument("--schedulers", type=_names(SCHEDULERS), default=list(SCHEDULERS), metavar="S[,S...]", help=f"comma-separated, first is the baseline (default {','.join(SCHEDULERS)})")
+    c.add_argument("--networks", type=_names(tuple(sorted(SHARING))), default=["tcp"], metavar="N[,N...]", help="comma-separated: tcp, varys (default tcp)")
+    c.add_argument("--out", required=True, type=Path, metavar="RESULTS.json", help="where to write all results (written whole or not at all)")
+    c.add_argument("--report", type=Path, metavar="DIR", help="write an HTML report with completion-time CDFs (like thesis Figs. 4.12, 4.19) there")
+    c.set_defaults(func=_run_compare)
+
+
+def _inputs(args: argparse.Namespace):
+    cluster = io.load_cluster(args.cluster)
+    workload = io.load_workload(args.workload)
+    predicted = io.load_workload(args.predicted) if args.predicted else workload
+    if args.plan:
+        plan = io.load_plan(args.plan)
+        if plan.scenario != args.scenario:
+            raise InputError(f"the plan is for the {plan.scenario} scenario, not {args.scenario}", field="--plan")
+    else:
+        plan = None
+    return cluster, workload, predicted, plan
+
+
+def _spec(args: argparse.Namespace, scheduler: str, network: str) -> RunSpec:
+    return RunSpec(scheduler, network, args.scenario, args.seed, args.background_share, args.output_replication)
+
+
+def _run_simulate(args: argparse.Namespace) -> int:
+    cluster, workload, predicted, plan = _inputs(args)
+    result = simulate(cluster, workload, _spec(args, args.scheduler, args.network), plan=plan, predicted=predicted)
+    io.save(result, args.out)
+    if args.report:
+        write_report([result], args.report, title=f"Simulation: {result.label}")
+    _print_summary([result])
+    return 0
+
+
+def _run_compare(args: argparse.Namespace) -> int:
+    cluster, workload, predicted, plan = _inputs(args)
+    if plan is None and any(s in PLANNED for s in args.schedulers):
+        plan = plan_for(predicted, cluster, args.scenario)  # one plan shared by Corral and LocalShuffle
+    combos = [(s, n) for s in args.schedulers for n in args.networks]
+    results = [simulate(cluster, workload, _spec(args, s, n), plan=plan, predicted=predicted)
+               for s, n in tqdm(combos, desc="simulating", unit="run", disable=None)]
+    doc = {"schema_version": COMPARE_SCHEMA, "runs": [r.model_dump(mode="json") for r in results]}
+    io.write_atomic(args.out, json.dumps(doc, indent=2) + "\n")
+    if args.report:
+        write_report(results, args.report, title="Simulation: comparison")
+    _print_summary(results)
+    return 0
+
+
+def _print_summary(results) -> None:
+    base = results[0].summary
+    for r in results:
+        s = r.summary
+        gain = reduction(s.mean_completion_s, base.mean_completion_s)
+        print(f"{r.label:24s} makespan {s.makespan_s:9.1f} s  mean {s.mean_completion_s:8.1f} s  median {s.median_completion_s:8.1f} s  "
+              f"p90 {s.p90_completion_s:8.1f} s  cross-rack {s.cross_rack_bytes / 1e12:8.3f} TB  mean vs first {100 * gain:+.1f} %")
