@@ -87,7 +87,7 @@ def test_rack_set_without_live_datanodes_uploads_normally_and_says_so(cluster: C
 UPLOAD_SCRIPT = """
 import sys
 from corral_yarn.cluster import Cluster
-cluster = Cluster(Endpoints.from_cluster_json(sys.argv[1]), progress=False, threads=1)
+cluster = Cluster.from_description(sys.argv[1], progress=False, threads=1)
 report = cluster.uploader().upload(sys.argv[2], sys.argv[3], [sys.argv[4]], block_bytes=65536)
 print(report.share_in_rack_set)
 """
