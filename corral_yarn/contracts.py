@@ -20,7 +20,7 @@ Name = Field(min_length=1, max_length=200, pattern=r"^[^\s,;]+$")
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # Infinity and NaN are JSON-parsable
 
 
 def _duplicates(names: list[str]) -> list[str]:

@@ -48,6 +48,10 @@ def _empty_jobs(d: dict) -> None:
     d["jobs"]["jobs"] = []
 
 
+def _infinite_size(d: dict) -> None:
+    d["jobs"]["jobs"][3]["stages"][0]["output_bytes"] = float("inf")
+
+
 BAD_INPUTS: dict[str, tuple[Callable[[dict], None], str]] = {
     "missing field": (_missing_field, "jobs.json: jobs[1].stages[0].map_tasks: Field required"),
     "negative size": (_negative_size, "jobs.json: jobs[2].stages[0].input_bytes: Input should be greater than or equal to 0 (got -5)"),
@@ -55,6 +59,7 @@ BAD_INPUTS: dict[str, tuple[Callable[[dict], None], str]] = {
     "duplicate machine names": (_duplicate_machines, "cluster.json: racks[1]: duplicate machine names ['r01m00']"),
     "DAG with a cycle": (_dag_cycle, "jobs.json: jobs[0]: the stages form a cycle: main -> second -> main"),
     "empty job list": (_empty_jobs, "jobs.json: jobs: List should have at least 1 item"),
+    "infinite size": (_infinite_size, "jobs.json: jobs[3].stages[0].output_bytes: Input should be a finite number"),
 }
 
 
