@@ -1,7 +1,7 @@
 """Candidate resource tuples <N, B> that meet a job's deadline, from MRCute's <N, B> model (§3.1.2, §4.2).
 
-Resource malleability (§2.3): many <N, B> finish a job by the same time. For every N we find the
-least B (on a grid of ``quantum`` bytes/s) with ``L(<N, B>) x (1 + slack) <= deadline``; the tuples
+Resource malleability (§2.3): many <N, B> finish a job by the same time. For every N where a wave count
+changes we find the least B (on a grid of ``quantum`` bytes/s) with ``L(<N, B>) x (1 + slack) <= deadline``; the tuples
 where that B drops as N grows form the *frontier* Corral-I and Corral-R choose from (T = T_desired).
 Corral-T and Strawman also consider tuples that finish earlier (§4.4.4): every frontier N, and the
 largest useful N, with B raised in steps up to the disk bandwidth (beyond it B no longer helps).
@@ -9,7 +9,9 @@ largest useful N, with B raised in steps up to the disk bandwidth (beyond it B n
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,11 +39,23 @@ class Candidate:
 
 @dataclass(frozen=True)
 class CandidateSpace:
-    """A request's options: the deadline frontier, the faster tuples, and the fixed baseline tuple."""
+    """A request's options: the deadline frontier, the fixed baseline tuple, and the faster tuples.
+
+    The faster tuples (only Corral-T and Strawman look at them) are generated on first use.
+    """
 
     frontier: tuple[Candidate, ...]
-    faster: tuple[Candidate, ...]
     baseline: Candidate | None
+    faster_of: Callable[[], tuple[Candidate, ...]]
+
+    @cached_property
+    def faster(self) -> tuple[Candidate, ...]:
+        return self.faster_of()
+
+    @classmethod
+    def fixed(cls, frontier: tuple[Candidate, ...], faster: tuple[Candidate, ...], baseline: Candidate | None) -> CandidateSpace:
+        """A space with given tuples (examples and tests)."""
+        return cls(frontier, baseline, lambda: faster)
 
 
 def vm_profile(disk_bytes_per_s: float, map_slots: int = 1, reduce_slots: int = 1) -> ClusterSpec:
@@ -68,10 +82,28 @@ def latency(job: JobSpec, profile: ClusterSpec, vms: NDArray[np.int64], bandwidt
 
 def useful_vms(job: JobSpec, profile: ClusterSpec) -> int:
     """Beyond this many VMs every stage runs in one wave and more VMs cannot help."""
-    return max(
-        max(-(-s.map_tasks // profile.map_slots_per_machine), -(-s.reduce_tasks // profile.reduce_slots_per_machine))
+    return int(max(_task_slots(job, profile)))
+
+
+def _task_slots(job: JobSpec, profile: ClusterSpec) -> list[int]:
+    """Per stage and phase, the machines one wave of its tasks needs: ceil(tasks / slots per machine)."""
+    return [
+        -(-tasks // slots)
         for s in job.stages
-    )
+        for tasks, slots in ((s.map_tasks, profile.map_slots_per_machine), (s.reduce_tasks, profile.reduce_slots_per_machine))
+        if tasks
+    ]
+
+
+def wave_breakpoints(job: JobSpec, profile: ClusterSpec, largest: int) -> NDArray[np.int64]:
+    """The least N for each combination of wave counts: only there can L(<N, B>) drop (§3.1.2 "Waves").
+
+    A phase needing ``m`` machines per wave runs in w = ceil(m / N) waves, first reached at
+    N = ceil(m / w).
+    """
+    points = [np.ceil(m / np.arange(1, m + 1)).astype(np.int64) for m in _task_slots(job, profile)]
+    vms = np.unique(np.concatenate([np.ones(1, np.int64), *points]))
+    return vms[vms <= largest]
 
 
 def least_bandwidth(job: JobSpec, profile: ClusterSpec, vms: NDArray[np.int64], limit_s: float, top: int, quantum: int) -> NDArray[np.int64]:
@@ -117,7 +149,7 @@ def candidate_space(job: JobSpec, profile: ClusterSpec, deadline_s: float, basel
     limit = deadline_s / (1.0 + rules.slack)
     top = min(rules.max_bandwidth, int(profile.disk_bandwidth_bytes_per_s))
     largest = min(useful_vms(job, profile), rules.max_vms)
-    vms = np.unique(np.append(np.arange(1, largest + 1), min(baseline_vms, rules.max_vms))).astype(np.int64)
+    vms = np.unique(np.append(wave_breakpoints(job, profile, largest), min(baseline_vms, rules.max_vms)))
     least = least_bandwidth(job, profile, vms, limit, top, rules.quantum)
     fine = least > 0
     vms, least = vms[fine], least[fine]
@@ -125,7 +157,7 @@ def candidate_space(job: JobSpec, profile: ClusterSpec, deadline_s: float, basel
     frontier = _pick(_candidates(job, profile, vms[pareto], least[pareto]), rules.max_candidates)
     at_base = np.flatnonzero(vms == baseline_vms)
     baseline = _candidates(job, profile, vms[at_base], least[at_base])[0] if at_base.size else None
-    return CandidateSpace(tuple(frontier), tuple(_faster(job, profile, frontier, largest, least, vms, top, rules)), baseline)
+    return CandidateSpace(tuple(frontier), baseline, lambda: tuple(_faster(job, profile, frontier, largest, least, vms, top, rules)))
 
 
 def _candidates(job: JobSpec, profile: ClusterSpec, vms: NDArray[np.int64], bandwidth: NDArray[np.int64]) -> list[Candidate]:

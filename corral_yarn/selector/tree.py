@@ -158,22 +158,21 @@ class Datacenter:
 
     def capacities(self, request: VirtualCluster) -> list[_Capacity]:
         """a, h, hu for every node of every level, the core last (its ``a`` and ``h`` equal ``hu``)."""
-        n, b = request.vms, request.bandwidth
-        k = np.minimum(self.free_slots[0], n)
-        r = np.minimum(self.free_link[0] // b, n)
+        n, b, slots = request.vms, request.bandwidth, self.topology.vm_slots
+        k = np.minimum(self.free_slots[0], n) if n < slots else self.free_slots[0]
+        r = self.free_link[0] // b  # r above N changes nothing: a <= k <= N, and N - r < 0 passes
         a = np.minimum(k, r)
         # a machine can hold more than its a only by holding over N/2 VMs, i.e. when N < 2 x slots
-        h = np.where(k >= n - r, k, a) if n < 2 * self.topology.vm_slots else a
+        h = np.where(k >= n - r, k, a) if n < 2 * slots else a
         caps = [_Capacity(a=a, h=h, hu=k)]
         for lvl in range(1, self.topology.levels + 1):
             below = caps[-1]
             total = np.minimum(self._children(below.a, lvl).sum(axis=1), n)
-            extra = self._children(below.h - below.a, lvl).max(axis=1) if below.h is not below.a else 0
-            hu = np.minimum(total + extra, n)
+            hu = np.minimum(total + self._children(below.h - below.a, lvl).max(axis=1), n) if below.h is not below.a else total
             if lvl == self.topology.levels:
                 caps.append(_Capacity(a=hu, h=hu, hu=hu))
                 break
-            r = np.minimum(self.free_link[lvl] // b, n)
+            r = self.free_link[lvl] // b
             a = np.minimum(total, r)
             caps.append(_Capacity(a=a, h=np.where(hu >= n - r, hu, a), hu=hu))
         return caps
@@ -181,6 +180,8 @@ class Datacenter:
     def find(self, request: VirtualCluster) -> Allocation | None:
         """An allocation of the request if one exists (the state is not changed), else None."""
         caps = self.capacities(request)
+        if caps[-1].hu[0] < request.vms:
+            return None
         for lvl, cap in enumerate(caps):
             hosts = np.flatnonzero(cap.hu >= request.vms)
             if hosts.size:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from corral_yarn.contracts import JobSpec, StageSpec
 from corral_yarn.errors import InputError
-from corral_yarn.selector.candidates import MBPS, CandidateRules, candidate_space, latency, vm_profile
+from corral_yarn.selector.candidates import MBPS, CandidateRules, candidate_space, latency, least_bandwidth, useful_vms, vm_profile
 
 PROFILE = vm_profile(125e6)
 
@@ -80,3 +80,19 @@ def test_bad_rules():
         CandidateRules(slack=-0.1)
     with pytest.raises(InputError, match="max_candidates"):
         CandidateRules(max_candidates=1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 60), st.integers(1, 6), st.integers(1, 4), st.integers(50, 900))
+def test_frontier_from_wave_breakpoints_equals_a_scan_of_every_n(vms, map_waves, reduce_waves, mbps):
+    job = _job(vms, map_waves, reduce_waves, 300.0)
+    deadline = _deadline(job, vms, mbps)
+    space = candidate_space(job, PROFILE, deadline, vms, CandidateRules(max_candidates=10_000))
+    every = np.arange(1, useful_vms(job, PROFILE) + 1)
+    least = least_bandwidth(job, PROFILE, every, deadline, 125_000_000, MBPS)
+    scan, best = [], np.inf
+    for n, b in zip(every, least):
+        if 0 < b < best:
+            scan.append((int(n), int(b)))
+            best = b
+    assert [(c.vms, c.bandwidth) for c in space.frontier] == scan

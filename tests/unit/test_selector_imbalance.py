@@ -33,7 +33,7 @@ def test_example_imbalance_values(with_rack_level, small, big):
 
 @pytest.mark.parametrize("with_rack_level", [True, False])
 def test_corral_i_chooses_the_papers_tuple(with_rack_level):
-    space = CandidateSpace(frontier=(BIG, SMALL), faster=(BIG, SMALL), baseline=BIG)
+    space = CandidateSpace.fixed((BIG, SMALL), (BIG, SMALL), BIG)
     choice = select("corral-i", _rack(with_rack_level), space, np.random.default_rng(0))
     assert choice.candidate == SMALL
     # state-1 can still take <3, 400> (the thesis's follow-up request), state-2 cannot
@@ -54,10 +54,10 @@ def test_untouched_resources_do_not_count():
 def test_strategies_on_a_small_space():
     rng = np.random.default_rng(1)
     fast = Candidate(8, 900 * MBPS, 10.0)
-    space = CandidateSpace(frontier=(BIG, SMALL), faster=(BIG, SMALL, fast), baseline=BIG)
+    space = CandidateSpace.fixed((BIG, SMALL), (BIG, SMALL, fast), BIG)
     assert select("baseline", _rack(True), space, rng).candidate == BIG
     assert select("corral-r", _rack(True), space, rng).candidate in (BIG, SMALL)
     assert select("strawman", _rack(True), space, rng).candidate == BIG  # <8, 900> does not fit; ties keep order
-    faster = CandidateSpace(frontier=(BIG,), faster=(BIG, Candidate(4, 300 * MBPS, 20.0)), baseline=BIG)
+    faster = CandidateSpace.fixed((BIG,), (BIG, Candidate(4, 300 * MBPS, 20.0)), BIG)
     assert select("corral-t", _rack(True), faster, rng).candidate.vms == 4  # imbalance x T
-    assert select("baseline", _rack(True), CandidateSpace((), (), None), rng) is None
+    assert select("baseline", _rack(True), CandidateSpace.fixed((), (), None), rng) is None
