@@ -84,7 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CorralError as exc:
         print(f"corral: error: {_one_line(exc)}", file=sys.stderr)
     except OSError as exc:  # e.g. an output directory that cannot be written
-        where = f": {exc.filename}" if exc.filename else ""
+        path = exc.filename2 or exc.filename  # a failed rename names its target second
+        where = f": {path}" if path else ""
         print(f"corral: error: {_one_line(exc.strerror or exc)}{where}", file=sys.stderr)
     except KeyboardInterrupt:
         print("corral: interrupted", file=sys.stderr)

@@ -174,6 +174,14 @@ def test_output_directory_that_is_a_file(good: dict, tmp_path: Path, capsys: pyt
     assert_one_line_error(capsys, "taken")
 
 
+def test_plan_output_that_is_a_directory(good: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_inputs(tmp_path, good)
+    (tmp_path / "plan.json").mkdir()
+    assert main(plan_args(tmp_path)) == 2
+    assert_one_line_error(capsys, f"Is a directory: {tmp_path / 'plan.json'}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cluster.json", "jobs.json", "plan.json"]  # no temporary file left
+
+
 def test_no_traceback_from_the_installed_command(tmp_path: Path) -> None:
     (tmp_path / "jobs.json").write_text("[1, 2")
     (tmp_path / "cluster.json").write_text("{}")
