@@ -19,11 +19,10 @@ from pathlib import Path
 
 from corral_yarn.cluster import Cluster, CorralTags, Endpoints
 from corral_yarn.cluster.apps import YarnApp
-from corral_yarn.cluster.upload import PlacementReport
+from corral_yarn.cluster.topology import Topology
 from corral_yarn.errors import CorralError
 
-BLOCK = 65536
-FILES, FILE_BLOCKS = 4, 32  # 8 MiB in 128 blocks
+CASES = {"64KiB_blocks": (65536, 4, 32), "1MiB_blocks": (2**20, 4, 8)}  # block size, files, blocks per file
 
 
 def placement(cluster: Cluster, root: str, racks: list[str]) -> tuple[int, int, set[str]]:
@@ -37,6 +36,30 @@ def placement(cluster: Cluster, root: str, racks: list[str]) -> tuple[int, int, 
     return blocks, in_set, spanned
 
 
+def upload_case(cluster: Cluster, topo: Topology, rack: str, block: int, files: int, blocks_per_file: int, run: str) -> dict[str, object]:
+    """One data set uploaded both ways, one replica per block."""
+    with tempfile.TemporaryDirectory() as tmp:
+        local = Path(tmp) / "in"
+        local.mkdir()
+        for k in range(files):
+            (local / f"part-{k}").write_bytes(random.Random(k).randbytes(blocks_per_file * block))
+        size_mb = files * blocks_per_file * block / 2**20
+        t0 = time.perf_counter()
+        report = cluster.uploader(topo).upload(local, f"/bench/{run}/rack-aware", [rack], block_bytes=block, replication=1)
+        t_aware = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        cluster.hdfs.upload(f"/bench/{run}/plain", str(local), n_threads=cluster.threads, blocksize=block, replication=1)
+        t_plain = time.perf_counter() - t0
+    blocks, in_set, spanned = placement(cluster, f"/bench/{run}/plain", [rack])
+    return {
+        "mib": size_mb, "blocks": report.blocks,
+        "rack_aware": {"seconds": round(t_aware, 2), "mib_per_s": round(size_mb / t_aware, 2),
+                       "share_in_rack_set": report.share_in_rack_set, "racks_spanned": len(report.racks_spanned)},
+        "hdfscli_plain": {"seconds": round(t_plain, 2), "mib_per_s": round(size_mb / t_plain, 2),
+                          "share_in_rack_set": round(in_set / blocks, 4) if blocks else None, "racks_spanned": len(spanned)},
+    }
+
+
 def main() -> None:
     path = Path(os.environ.get("CORRAL_CLUSTER_JSON") or ".corral/minicluster/cluster.json")
     try:
@@ -47,19 +70,7 @@ def main() -> None:
         return
     rack = topo.racks[0]
     run = random.Random().randrange(10**6)
-    with tempfile.TemporaryDirectory() as tmp:
-        local = Path(tmp) / "in"
-        local.mkdir()
-        for k in range(FILES):
-            (local / f"part-{k}").write_bytes(random.Random(k).randbytes(FILE_BLOCKS * BLOCK))
-        size_mb = FILES * FILE_BLOCKS * BLOCK / 2**20
-        t0 = time.perf_counter()
-        report: PlacementReport = cluster.uploader(topo).upload(local, f"/bench/{run}/rack-aware", [rack], block_bytes=BLOCK, replication=1)
-        t_aware = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        cluster.hdfs.upload(f"/bench/{run}/plain", str(local), n_threads=cluster.threads, blocksize=BLOCK, replication=1)
-        t_plain = time.perf_counter() - t0
-    blocks, in_set, spanned = placement(cluster, f"/bench/{run}/plain", [rack])
+    uploads = {name: upload_case(cluster, topo, rack, *case, run=f"{run}-{name}") for name, case in CASES.items()}
     t0 = time.perf_counter()
     app = cluster.rm.submit(YarnApp(name="bench", command="sleep 1", memory_mb=256).submission(
         cluster.hdfs, "", CorralTags(f"bench-{run}", "sleep", (rack,))))
@@ -70,12 +81,7 @@ def main() -> None:
     t_resubmit = time.perf_counter() - t0
     cluster.rm.kill(app.app_id)
     print(json.dumps({
-        "racks": len(topo.racks), "datanodes": len(topo.datanodes), "rack_set": [rack], "upload_mib": size_mb,
-        "blocks": report.blocks,
-        "rack_aware": {"seconds": round(t_aware, 2), "mib_per_s": round(size_mb / t_aware, 2),
-                       "share_in_rack_set": report.share_in_rack_set, "racks_spanned": len(report.racks_spanned)},
-        "hdfscli_plain": {"seconds": round(t_plain, 2), "mib_per_s": round(size_mb / t_plain, 2),
-                          "share_in_rack_set": round(in_set / blocks, 4) if blocks else None, "racks_spanned": len(spanned)},
+        "racks": len(topo.racks), "datanodes": len(topo.datanodes), "rack_set": [rack], "uploads": uploads,
         "submit_s": round(t_submit, 3), "idempotent_resubmit_s": round(t_resubmit, 3),
         "resubmit_same_app": again.app_id == app.app_id,
     }))

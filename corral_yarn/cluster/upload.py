@@ -1,9 +1,9 @@
 """Rack-aware upload of a job's input: one replica of every block in the job's racks R_j (thesis §4.1).
 
-Each file is cut at block boundaries into segments, and each segment is written through a DataNode
-of R_j (``CREATE`` for the first, ``APPEND`` for the next ones, so every new block has a chosen
-writer); the DataNodes are taken in order of free space left after what is already assigned to them,
-which spreads files and blocks over the racks and nodes of R_j. The upload is atomic: everything is
+Each file is cut at block boundaries into at most one segment per DataNode of R_j, and each segment
+is written through a DataNode of R_j (``CREATE`` for the first, ``APPEND`` for the next ones, so
+every new block has a chosen writer); the DataNodes are taken in order of free space left after what
+is already assigned to them, which spreads files and blocks over the racks and nodes of R_j. The upload is atomic: everything is
 written under ``<target>._COPYING_`` (Hadoop's own name for a copy in progress), checked, then renamed;
 an interrupted upload leaves nothing at the target and a rerun starts the copy over.
 """
@@ -11,6 +11,7 @@ an interrupted upload leaves nothing at the target and a rerun starts the copy o
 from __future__ import annotations
 
 import logging
+import math
 import posixpath
 import sys
 from collections import defaultdict
@@ -84,18 +85,22 @@ def local_files(local: Path) -> list[tuple[Path, str]]:
 
 
 def plan_segments(files: list[tuple[Path, str]], datanodes: list[DataNodeInfo], block_bytes: int) -> list[FilePlan]:
-    """Cut files at block boundaries and give each block the DataNode of R_j with the most free space left.
+    """Cut files at block boundaries into at most one segment per DataNode of R_j, and give each segment
+    the DataNode with the most free space left.
 
     Free space left = what the NameNode reports minus the bytes already assigned here, so equal nodes
-    are taken in turn; consecutive blocks of a file on the same node stay one segment.
+    take turns. Segments are whole runs of blocks because each one costs a round trip to the
+    NameNode and a new writer in the DataNode; within a rack the placement policy spreads blocks.
     """
     assigned: dict[str, int] = defaultdict(int)
     plans = []
     for local, relative in sorted(files, key=lambda f: -f[0].stat().st_size):
         size = local.stat().st_size
+        blocks = max(1, math.ceil(size / block_bytes))
+        step = math.ceil(blocks / max(1, len(datanodes))) * block_bytes
         segments: list[Segment] = []
-        for offset in range(0, size, block_bytes) if size else [0]:
-            length = min(block_bytes, size - offset)
+        for offset in range(0, size, step) if size else [0]:
+            length = min(step, size - offset)
             node = max(datanodes, key=lambda d: d.remaining_bytes - assigned[d.name]) if datanodes else None
             if node is not None:
                 assigned[node.name] += length

@@ -72,17 +72,20 @@ def test_segments_spread_blocks_over_datanodes_by_free_space(tmp_path: Path) -> 
     f = write(tmp_path / "big", 10 * 100)
     nodes = [dn("a1", "/a", remaining=10_000), dn("c1", "/c", remaining=10_000), dn("c2", "/c", remaining=10_200)]
     [plan] = plan_segments([(f, "")], nodes, block_bytes=100)
-    per_node: dict[str, int] = {}
-    for s in plan.segments:
-        assert s.offset % 100 == 0 and s.datanode is not None
-        per_node[s.datanode.host] = per_node.get(s.datanode.host, 0) + s.length
-    assert sum(per_node.values()) == 1000
-    assert per_node == {"a1": 300, "c1": 300, "c2": 400}  # c2 has 200 bytes more free: it gets 2 blocks first
+    assert [(s.offset, s.length, s.datanode.host) for s in plan.segments if s.datanode] == [
+        (0, 400, "c2"), (400, 400, "a1"), (800, 200, "c1")]  # at most one segment per node, most free space first
+
+
+def test_many_files_take_the_datanodes_in_turn(tmp_path: Path) -> None:
+    files = [(write(tmp_path / f"f{k}", 100), f"f{k}") for k in range(6)]
+    plans = plan_segments(files, [dn("a1", "/a"), dn("b1", "/b")], block_bytes=100)
+    hosts = [p.segments[0].datanode.host for p in plans if p.segments[0].datanode]
+    assert sorted(hosts) == ["a1"] * 3 + ["b1"] * 3
 
 
 def test_consecutive_blocks_on_one_node_are_one_segment_and_empty_files_have_one(tmp_path: Path) -> None:
     f, empty = write(tmp_path / "f", 250), write(tmp_path / "e", 0)
-    plans = plan_segments([(f, "f"), (empty, "e")], [dn("a1", "/a")], block_bytes=100)
+    plans = plan_segments([(f, "f"), (empty, "e")], [dn("a1", "/a"), dn("a2", "/a", remaining=1)], block_bytes=100)
     assert [(s.offset, s.length) for s in plans[0].segments] == [(0, 250)]
     assert [(s.offset, s.length) for s in plans[1].segments] == [(0, 0)]
 
