@@ -109,7 +109,7 @@ def gantt_png(lanes: Sequence[str], bars: Sequence[Bar], title: str, markers: Se
     ax.set_xlim(0, 1.02 * max((b.finish for b in bars), default=1.0))
     for m in markers:
         ax.axvline(m.x, color=m.color, linestyle=m.linestyle, linewidth=1.2, label=m.label)
-    ax.set_ylim(len(lanes) - 0.5, -0.5)
+    ax.set_ylim(max(len(lanes), 1) - 0.5, -0.5)
     _thin_lane_ticks(ax, lanes)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("rack")

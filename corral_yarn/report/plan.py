@@ -50,8 +50,8 @@ def write_plan_report(plan: Plan, out_dir: str | os.PathLike[str], cluster: Clus
 
 def _rack_lanes(plan: Plan, cluster: ClusterSpec | None) -> list[str]:
     planned = {r for j in plan.jobs for r in j.racks} | set(plan.rack_input_bytes)
-    if cluster is None:
-        return list(plan.rack_input_bytes) or sorted(planned)
+    if cluster is None:  # the plan lists every rack of its cluster in rack_input_bytes, in cluster order
+        return list(plan.rack_input_bytes) + sorted(planned - set(plan.rack_input_bytes))
     if unknown := sorted(planned - set(cluster.rack_names)):
         raise InputError(f"the plan uses racks the cluster does not have: {unknown[:5]}", field="--cluster")
     return cluster.rack_names

@@ -152,3 +152,12 @@ def test_write_plan_report_returns_the_index(batch: tuple, tmp_path: Path) -> No
     index = write_plan_report(plan, tmp_path / "r", cluster, workload)
     assert index.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert (tmp_path / "r" / SCHEDULE_PNG).read_bytes().startswith(PNG_MAGIC)
+
+
+def test_odd_but_valid_plans_render(batch: tuple) -> None:
+    plan, _, _ = batch
+    empty = plan.model_copy(update={"jobs": [], "rack_input_bytes": {}, "cross_rack_shuffle_bytes": 0.0, "all_racks_cross_rack_shuffle_bytes": 0.0})
+    assert render_plan_report(empty)[SCHEDULE_PNG].startswith(PNG_MAGIC)
+    stray = plan.jobs[0].model_copy(update={"racks": ["/elsewhere"]})
+    text = page_text(render_plan_report(plan.model_copy(update={"jobs": [stray, *plan.jobs[1:]]})))
+    assert "/elsewhere" in text
