@@ -27,9 +27,9 @@ import org.slf4j.LoggerFactory;
  * refinement of §4.3.4).
  *
  * <p>Corral uploads a job's input through a DataNode of one of the job's racks R_j, so "the
- * writer's rack" is the rack the planner chose. Within that rack the first replica goes to the
- * least-loaded good node (active transfers plus blocks scheduled, ties broken at random), not
- * always the writer itself, so one uploader does not fill one disk. When the writer is not a
+ * writer's rack" is the rack the planner chose. Within that rack the first replica goes to a good
+ * node drawn at random with weight 1 / (1 + active transfers + blocks scheduled), not always the
+ * writer itself, so one uploader does not fill one disk and busy nodes get fewer blocks. When the writer is not a
  * DataNode, and for any replica this policy cannot place, the behaviour of
  * {@link BlockPlacementPolicyDefault} applies unchanged: node state (decommissioning, stale, full,
  * excluded), storage policies and the per-rack limit are all checked by the inherited
@@ -148,11 +148,20 @@ public class CorralBlockPlacementPolicy extends BlockPlacementPolicyDefault {
     return null;
   }
 
-  /** Good-looking nodes of the rack, least active transfers plus scheduled blocks first. */
+  /**
+   * Nodes of the rack in a random order biased towards light load: a node comes first with
+   * probability proportional to 1 / (1 + active transfers + blocks scheduled), so one writer's
+   * blocks spread over its rack and busy nodes get fewer of them.
+   */
   private List<DatanodeDescriptor> byLoad(String rack, Set<Node> excludedNodes) {
-    List<DatanodeDescriptor> nodes = new ArrayList<>(candidatesIn(rack, excludedNodes));
-    Collections.shuffle(nodes);
-    nodes.sort(Comparator.comparingInt(n -> n.getXceiverCount() + n.getBlocksScheduled()));
+    ThreadLocalRandom random = ThreadLocalRandom.current();
+    Map<DatanodeDescriptor, Double> keys = new HashMap<>();
+    for (DatanodeDescriptor node : candidatesIn(rack, excludedNodes)) {
+      double load = 1.0 + node.getXceiverCount() + node.getBlocksScheduled();
+      keys.put(node, -Math.log(1.0 - random.nextDouble()) * load);
+    }
+    List<DatanodeDescriptor> nodes = new ArrayList<>(keys.keySet());
+    nodes.sort(Comparator.comparingDouble(keys::get));
     return nodes;
   }
 

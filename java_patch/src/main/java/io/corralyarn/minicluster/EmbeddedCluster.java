@@ -24,6 +24,7 @@ import org.apache.hadoop.yarn.api.records.NodeState;
 import org.apache.hadoop.yarn.server.nodemanager.NodeManager;
 import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
+import org.apache.hadoop.yarn.util.resource.ResourceUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -158,6 +159,9 @@ public final class EmbeddedCluster implements AutoCloseable {
   }
 
   private void startYarn() throws InterruptedException {
+    // Resource types (and so the minimum allocation) are JVM-wide and fixed by whichever
+    // configuration touched them first; make it this cluster's.
+    ResourceUtils.resetResourceTypes(new Configuration(base));
     resourceManager = new ResourceManager();
     resourceManager.init(new Configuration(base));
     resourceManager.start();

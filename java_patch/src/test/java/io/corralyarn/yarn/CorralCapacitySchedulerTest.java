@@ -1,0 +1,113 @@
+package io.corralyarn.yarn;
+
+import static io.corralyarn.yarn.YarnClusterSupport.metrics;
+import static io.corralyarn.yarn.YarnClusterSupport.racksOf;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+
+import io.corralyarn.minicluster.EmbeddedCluster;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The Corral scheduler on a real ResourceManager and NodeManagers (3 racks x 2 nodes, each node
+ * 4 containers, so a rack holds 8 and the cluster 24).
+ */
+class CorralCapacitySchedulerTest {
+
+  @TempDir
+  static Path baseDir;
+  static EmbeddedCluster cluster;
+
+  @BeforeAll
+  static void startCluster() throws Exception {
+    cluster = YarnClusterSupport.start(baseDir);
+  }
+
+  @AfterAll
+  static void stopCluster() {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  @Test
+  void taggedApplicationGetsContainersOnlyInItsRackAmIncluded() throws Exception {
+    try (YarnTestApp app = YarnTestApp.submit(cluster, Set.of("corral-racks-0:/rack-b",
+        "corral-job:t1", "corral-plan:p1"), 0)) {
+      assertEquals(Set.of("/rack-b"), racksOf(cluster, List.of(app.amHost())));
+      app.request(12);
+      app.awaitAllocated(7);
+      app.observe(5);
+      assertEquals(7, app.allocated().size(), "rack-b has room for 7 besides the AM");
+      assertEquals(Set.of("/rack-b"), racksOf(cluster, app.allocatedHosts()));
+    }
+  }
+
+  @Test
+  void rackSetOfSeveralRacksSplitOverTagsIsObeyed() throws Exception {
+    try (YarnTestApp app = YarnTestApp.submit(cluster, Set.of("corral-racks-1:/rack-c",
+        "corral-racks-0:/RACK-A"), 0)) {
+      app.request(10);
+      app.awaitAllocated(10);
+      Set<String> racks = racksOf(cluster, app.allocatedHosts());
+      racks.addAll(racksOf(cluster, List.of(app.amHost())));
+      assertEquals(Set.of("/rack-a", "/rack-c"), racks);
+    }
+  }
+
+  @Test
+  void untaggedApplicationIsNotConfined() throws Exception {
+    try (YarnTestApp app = YarnTestApp.submit(cluster, Set.of("corral-job:adhoc"), 0)) {
+      app.request(12);
+      app.awaitAllocated(12);
+      assertTrue(racksOf(cluster, app.allocatedHosts()).size() >= 2);
+    }
+  }
+
+  @Test
+  void malformedTagIsScheduledByDefault() throws Exception {
+    long before = metrics(cluster).getMalformedRackSetTags();
+    try (YarnTestApp app = YarnTestApp.submit(cluster, Set.of("corral-racks-0:rack-a"), 0)) {
+      app.request(12);
+      app.awaitAllocated(12);
+      assertTrue(racksOf(cluster, app.allocatedHosts()).size() >= 2);
+    }
+    assertEquals(before + 1, metrics(cluster).getMalformedRackSetTags());
+  }
+
+  @Test
+  void applicationWhoseRacksHaveNoNodesStillStarts() throws Exception {
+    long before = metrics(cluster).getRackSetFallbacks();
+    try (YarnTestApp app = YarnTestApp.submit(cluster, Set.of("corral-racks-0:/rack-z"), 0)) {
+      app.request(2);
+      app.awaitAllocated(2);
+    }
+    assertTrue(metrics(cluster).getRackSetFallbacks() > before);
+  }
+
+  @Test
+  void higherPriorityApplicationGetsTheFreedSlotOfASharedRack() throws Exception {
+    Set<String> rackA = Set.of("corral-racks-0:/rack-a");
+    try (YarnTestApp low = YarnTestApp.submit(cluster, rackA, 1);
+        YarnTestApp high = YarnTestApp.submit(cluster, rackA, 5)) {
+      low.request(10);
+      low.awaitAllocated(6);
+      low.observe(3);
+      assertEquals(6, low.allocated().size(), "rack-a is full: 8 slots, 2 AMs, 6 containers");
+      high.request(3);
+      assertEquals(0, high.observe(3), "no room in rack-a yet");
+      low.release(3);
+      high.awaitAllocated(3);
+      low.observe(3);
+      assertEquals(3, low.allocated().size(), "the freed slots went to the higher priority");
+      assertEquals(Set.of("/rack-a"), racksOf(cluster, high.allocatedHosts()));
+    }
+  }
+}
