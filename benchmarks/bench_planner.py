@@ -1,0 +1,166 @@
+"""Planner benchmark: the fast planner against the reference and the issue's targets, one JSON line.
+
+Workloads are W1-like (corral_yarn.workloads.w1_like, seeded) on example_cluster(racks, 40 machines
+per rack); the planner gets the penalized table L'_j(r) (alpha = 1 / rack-to-core bandwidth). Online
+arrivals are uniform over one hour, as in the thesis's online experiments (§4.5); batch arrivals are 0.
+Times are wall-clock seconds of ``plan`` alone (the latency table is built beforehand).
+
+  (a) target_500x100: fast planner, 500 jobs x 100 racks (target <= 1 s), median of 3 runs;
+  (b) vs_reference: fast and reference on the same smaller instances (the reference is O(J^2 R^2)),
+      with the plans checked equal, and the reference time at 500 x 100 extrapolated as J^2 R^2;
+  (c) target_2000x400: fast planner, 2000 jobs x 400 racks (target <= 60 s);
+  (d) lp_gap: build_plan's gap to the LP bound, batch and online, on the testbed (7 racks x 30
+      machines, 100 jobs, 5 seeds) and at 500 x 100 (paper: within 3 % batch, 15 % online);
+  (e) scaling: time and peak RSS per (jobs, racks, scenario), each cell in a fresh process
+      (peak_rss_mb: peak RSS while ``plan`` ran, counting the interpreter, libraries and latency
+      table; planner_rss_mb: that peak minus the RSS just before ``plan``);
+      ``--full`` runs J in {100,500,1000,2000,5000} x R in {10,100,400,1000}, the default a subset.
+      Cells predicted (from the cells measured so far) to exceed ``--cap`` seconds are skipped.
+
+Usage: python benchmarks/bench_planner.py [--full] [--cap SECONDS] [--skip-reference]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from corral_yarn.model import default_alpha, latency_table
+from corral_yarn.planner import fast, reference
+from corral_yarn.planner.build import build_plan
+from corral_yarn.planner.schedule import SCENARIOS, Scenario
+from corral_yarn.workloads import example_cluster, w1_like
+
+MACHINES_PER_RACK = 40
+ONLINE_SPAN_S = 3600.0
+REFERENCE_SIZES = [(100, 20), (200, 40)]
+FULL_GRID = ([100, 500, 1000, 2000, 5000], [10, 100, 400, 1000])
+DEFAULT_GRID = ([100, 500, 1000, 2000], [10, 100, 400])
+
+
+def instance(n_jobs: int, n_racks: int, scenario: Scenario, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(L'_j(r), A_j) for a W1-like workload on racks of 40 machines."""
+    cluster = example_cluster(racks=n_racks, machines_per_rack=MACHINES_PER_RACK)
+    jobs = w1_like(n_jobs, seed=seed, arrival_span_s=ONLINE_SPAN_S if scenario == "online" else 0.0).jobs
+    return latency_table(jobs, cluster, default_alpha(cluster))[1], np.array([j.arrival_s for j in jobs])
+
+
+def timed(planner: Any, scenario: Scenario, latency: np.ndarray, arrival: np.ndarray) -> tuple[float, Any]:
+    start = time.perf_counter()
+    schedule = planner(scenario, latency, arrival)
+    return time.perf_counter() - start, schedule
+
+
+def target(n_jobs: int, n_racks: int, repeats: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"jobs": n_jobs, "racks": n_racks, "machines_per_rack": MACHINES_PER_RACK}
+    for scenario in SCENARIOS:
+        latency, arrival = instance(n_jobs, n_racks, scenario)
+        runs = [timed(fast.plan, scenario, latency, arrival) for _ in range(repeats)]
+        out[scenario] = {"fast_s": round(statistics.median(t for t, _ in runs), 3), "objective_s": round(runs[0][1].objective, 3)}
+    return out
+
+
+def vs_reference() -> dict[str, Any]:
+    rows = []
+    for n_jobs, n_racks in REFERENCE_SIZES:
+        for scenario in SCENARIOS:
+            latency, arrival = instance(n_jobs, n_racks, scenario)
+            ref_s, expected = timed(reference.plan, scenario, latency, arrival)
+            fast_s, got = min((timed(fast.plan, scenario, latency, arrival) for _ in range(3)), key=lambda r: r[0])
+            rows.append({"jobs": n_jobs, "racks": n_racks, "scenario": scenario, "reference_s": round(ref_s, 3), "fast_s": round(fast_s, 4), "speedup": round(ref_s / fast_s, 1), "same_plan": got.same_as(expected)})
+    largest = rows[-2:]  # both scenarios at the largest size
+    scale = (500 / REFERENCE_SIZES[-1][0]) ** 2 * (100 / REFERENCE_SIZES[-1][1]) ** 2
+    estimate = {r["scenario"]: round(r["reference_s"] * scale, 1) for r in largest}
+    return {"instances": rows, "reference_s_at_500x100_extrapolated_J2R2": estimate}
+
+
+def lp_gaps() -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    cases = {"testbed_7x30_100_jobs": (7, 30, 100, range(5)), "500_jobs_100x40": (100, 40, 500, range(1))}
+    for name, (n_racks, machines, n_jobs, seeds) in cases.items():
+        cluster = example_cluster(racks=n_racks, machines_per_rack=machines)
+        for scenario in SCENARIOS:
+            span = ONLINE_SPAN_S if scenario == "online" else 0.0
+            gaps = [build_plan(w1_like(n_jobs, seed=s, arrival_span_s=span), cluster, scenario).gap for s in seeds]
+            out[f"{name}_{scenario}"] = {"seeds": len(gaps), "gap_mean": round(statistics.mean(gaps), 4), "gap_max": round(max(gaps), 4)}
+    return out
+
+
+def _status_kb(field: str) -> int:
+    status = Path("/proc/self/status").read_text()
+    return int(re.search(rf"{field}:\s+(\d+)", status).group(1))  # type: ignore[union-attr]
+
+
+def cell(n_jobs: int, n_racks: int, scenario: Scenario) -> dict[str, Any]:
+    """One scaling cell in its own process: time of ``plan`` and the peak RSS while it ran (Linux)."""
+    latency, arrival = instance(n_jobs, n_racks, scenario)
+    Path("/proc/self/clear_refs").write_text("5")  # reset the peak RSS (VmHWM) to the current RSS
+    before = _status_kb("VmRSS")
+    seconds, _ = timed(fast.plan, scenario, latency, arrival)
+    peak = _status_kb("VmHWM")
+    return {"time_s": round(seconds, 3), "peak_rss_mb": round(peak / 1024), "planner_rss_mb": round((peak - before) / 1024)}
+
+
+def predicted_seconds(measured: list[dict[str, Any]], n_jobs: int, n_racks: int, scenario: str) -> float:
+    """Scale the largest smaller cell measured by (J R)^1.2 (J(R-1)+1 candidates, with a margin)."""
+    smaller = [m for m in measured if m["scenario"] == scenario and "time_s" in m and m["jobs"] <= n_jobs and m["racks"] <= n_racks]
+    if not smaller:
+        return 0.0
+    nearest = max(smaller, key=lambda m: (m["jobs"] * m["racks"], m["time_s"]))
+    return float(nearest["time_s"] * (n_jobs * n_racks / (nearest["jobs"] * nearest["racks"])) ** 1.2)
+
+
+def scaling(grid: tuple[list[int], list[int]], cap_s: float) -> list[dict[str, Any]]:
+    measured: list[dict[str, Any]] = []
+    for n_racks in grid[1]:
+        for n_jobs in grid[0]:
+            for scenario in SCENARIOS:
+                row: dict[str, Any] = {"jobs": n_jobs, "racks": n_racks, "scenario": scenario}
+                guess = predicted_seconds(measured, n_jobs, n_racks, scenario)
+                if guess > cap_s:
+                    row["skipped_predicted_s"] = round(guess)
+                else:
+                    args = [sys.executable, __file__, "--cell", str(n_jobs), str(n_racks), scenario]
+                    row.update(json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout))
+                measured.append(row)
+                print(json.dumps(row), file=sys.stderr, flush=True)
+    return measured
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--full", action="store_true", help="scaling table over the full grid (several minutes)")
+    parser.add_argument("--cap", type=float, default=120.0, help="skip scaling cells predicted to take longer (s)")
+    parser.add_argument("--skip-reference", action="store_true", help="leave out the reference planner (about 2 min)")
+    parser.add_argument("--cell", nargs=3, metavar=("JOBS", "RACKS", "SCENARIO"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.cell:
+        print(json.dumps(cell(int(args.cell[0]), int(args.cell[1]), args.cell[2])))
+        return
+    started = time.perf_counter()
+    grid = FULL_GRID if args.full else DEFAULT_GRID
+    figures: dict[str, Any] = {
+        "benchmark": "planner",
+        "ran": {"full_grid": args.full, "cap_s": args.cap, "reference": not args.skip_reference, "grid_jobs": grid[0], "grid_racks": grid[1]},
+        "target_500x100": {**target(500, 100, repeats=3), "target_s": 1.0},
+    }
+    if not args.skip_reference:
+        figures["vs_reference"] = vs_reference()
+    figures["target_2000x400"] = {**target(2000, 400, repeats=1), "target_s": 60.0}
+    figures["lp_gap"] = lp_gaps()
+    figures["scaling"] = scaling(grid, args.cap)
+    figures["total_s"] = round(time.perf_counter() - started, 1)
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
