@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
@@ -86,12 +87,20 @@ def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--scenario" in capsys.readouterr().out
 
 
-def test_every_option_has_help() -> None:
-    parser = build_parser()
-    sub = next(a for a in parser._actions if a.dest == "==SUPPRESS==" or a.__class__.__name__ == "_SubParsersAction")
-    for name in ("plan", "report", "example", "demo"):
-        for action in sub.choices[name]._actions:
-            assert action.help, f"corral {name} {action.option_strings or action.dest} has no help"
+def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parser and every subcommand's parser below it."""
+    found = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found += [p for child in action.choices.values() for p in _parsers(child)]
+    return found
+
+
+def test_every_option_of_every_command_has_help() -> None:
+    for parser in _parsers(build_parser()):
+        for action in parser._actions:
+            if not isinstance(action, argparse._SubParsersAction):
+                assert action.help, f"{parser.prog} {action.option_strings or action.dest} has no help"
 
 
 def test_plan_module_is_registered() -> None:
