@@ -18,7 +18,7 @@ from corral_yarn.cluster.errors import ClusterError
 from corral_yarn.cluster.rest import RestClient, expect
 from estimator.identity import RecurringKey
 from estimator.records import SUCCEEDED, IngestReport, JobRun, TaskSample
-from estimator.sources.rest import from_ms, items
+from estimator.sources.rest import as_list, from_ms, items
 
 log = logging.getLogger(__name__)
 
@@ -34,16 +34,16 @@ class MissingCounter(Exception):
 def job_counters(job_counters: dict[str, Any]) -> dict[str, dict[str, int]]:
     """``{name: {"total": .., "map": .., "reduce": ..}}`` from the ``jobCounters`` object."""
     counters: dict[str, dict[str, int]] = {}
-    for group in (job_counters or {}).get("counterGroup") or []:
-        for c in group.get("counter") or []:
+    for group in as_list((job_counters or {}).get("counterGroup")):
+        for c in as_list(group.get("counter")):
             counters[c["name"]] = {"total": c.get("totalCounterValue", 0), "map": c.get("mapCounterValue", 0), "reduce": c.get("reduceCounterValue", 0)}
     return counters
 
 
 def task_counters(job_task_counters: dict[str, Any]) -> dict[str, int]:
     """``{name: value}`` from the ``jobTaskCounters`` object."""
-    groups = (job_task_counters or {}).get("taskCounterGroup") or []
-    return {c["name"]: c.get("value", 0) for g in groups for c in g.get("counter") or []}
+    groups = as_list((job_task_counters or {}).get("taskCounterGroup"))
+    return {c["name"]: c.get("value", 0) for g in groups for c in as_list(g.get("counter"))}
 
 
 def _need(counters: dict[str, dict[str, int]], name: str, part: str) -> int:
@@ -122,7 +122,7 @@ class JobHistorySource:
 
     def _input_path(self, job_id: str) -> str | None:
         conf = expect(self.rest.get(f"{API}/jobs/{job_id}/conf"), "conf", service=SERVICE) or {}
-        return next((p.get("value") for p in conf.get("property") or [] if p.get("name") == INPUT_DIR), None)
+        return next((p.get("value") for p in as_list(conf.get("property")) if p.get("name") == INPUT_DIR), None)
 
     def _samples(self, job_id: str) -> tuple[tuple[TaskSample, ...], tuple[TaskSample, ...], set[tuple[str, str]]]:
         """Map and reduce task samples of the successful attempts, and their (rack, node) placements."""

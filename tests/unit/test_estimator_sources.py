@@ -159,8 +159,10 @@ class FakeServer:
 
 
 def _counters(**values):
-    return {"jobCounters": {"id": "x", "counterGroup": [{"counterGroupName": "g", "counter": [
-        {"name": k, "totalCounterValue": v, "mapCounterValue": v, "reduceCounterValue": 0} for k, v in values.items()]}]}}
+    """One counter group per counter, its lone counter rendered as an object, as Hadoop's JAXB does."""
+    return {"jobCounters": {"id": "x", "counterGroup": [
+        {"counterGroupName": f"g{k}", "counter": {"name": k, "totalCounterValue": v, "mapCounterValue": v, "reduceCounterValue": 0}}
+        for k, v in values.items()]}}
 
 
 def _task_routes(job):
