@@ -1,0 +1,73 @@
+"""Hadoop endpoints as Airflow Connections, and those Connections from a cluster description JSON.
+
+The DAGs never hard-code an address: they read three Connections (conn type ``http``):
+
+* ``corral_webhdfs``: the NameNode's HTTP address (WebHDFS and JMX);
+* ``corral_resourcemanager``: the ResourceManager's web address (REST API);
+* ``corral_jobhistory``: the MapReduce JobHistory server's web address.
+
+``connection_env`` turns the embedded cluster's description (docs/minicluster.md) into the
+``AIRFLOW_CONN_*`` environment variables that define them; ``corral airflow-connections`` prints
+them as ``export`` lines.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from corral_yarn.cluster import Cluster, Endpoints
+from corral_yarn.errors import InputError
+
+WEBHDFS = "corral_webhdfs"
+RESOURCEMANAGER = "corral_resourcemanager"
+JOBHISTORY = "corral_jobhistory"
+CONNECTIONS = {WEBHDFS: "webhdfs", RESOURCEMANAGER: "resourcemanager", JOBHISTORY: "jobhistory"}
+
+
+class ConnectionLike(Protocol):
+    """What we read of an Airflow Connection."""
+
+    host: str | None
+    port: int | None
+    extra_dejson: dict[str, Any]
+
+
+def connection_json(url: str) -> str:
+    """One Connection in Airflow's JSON form, from ``http(s)://host:port``."""
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    if not parts.hostname or not parts.port:
+        raise InputError(f"not an http://host:port address: {url!r}")
+    return json.dumps({"conn_type": "http", "host": parts.hostname, "port": parts.port, "extra": {"scheme": parts.scheme}})
+
+
+def connection_env(description: dict[str, Any]) -> dict[str, str]:
+    """``AIRFLOW_CONN_<ID>`` variables for the three Connections of a cluster description."""
+    missing = [key for key in CONNECTIONS.values() if not description.get(key)]
+    if missing:
+        raise InputError(f"cluster description has no {', '.join(missing)} address")
+    return {f"AIRFLOW_CONN_{conn_id.upper()}": connection_json(description[key]) for conn_id, key in CONNECTIONS.items()}
+
+
+def connection_url(conn: ConnectionLike, conn_id: str) -> str:
+    """``scheme://host:port`` of a Connection (scheme from the extra ``scheme``, default http)."""
+    host = conn.host or ""
+    if "://" in host:  # a host given as a whole URL
+        return host.rstrip("/") + (f":{conn.port}" if conn.port and urlsplit(host).port is None else "")
+    if not host:
+        raise InputError(f"Airflow connection {conn_id!r} has no host")
+    scheme = (conn.extra_dejson or {}).get("scheme", "http")
+    return f"{scheme}://{host}" + (f":{conn.port}" if conn.port else "")
+
+
+def endpoints_from(connections: dict[str, ConnectionLike]) -> Endpoints:
+    """The cluster's endpoints from the three Connections, by conn id."""
+    return Endpoints(**{key: connection_url(connections[conn_id], conn_id) for conn_id, key in CONNECTIONS.items()})
+
+
+def cluster_from_airflow() -> Cluster:
+    """Clients of the cluster the Airflow Connections name (called inside tasks, never at parse time)."""
+    from airflow.sdk import Connection
+
+    return Cluster(endpoints_from({conn_id: Connection.get(conn_id) for conn_id in CONNECTIONS}), progress=False)

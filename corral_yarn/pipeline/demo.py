@@ -1,0 +1,114 @@
+"""``corral demo``: the whole product on one machine — the embedded Hadoop cluster, the bundled recurring
+workload with two weeks of generated history, and both Airflow DAGs run end to end with
+``airflow dags test`` (docs/pipeline.md).
+
+The demo's state is under ``.corral/``: ``airflow/`` (AIRFLOW_HOME: its SQLite database and the DAG
+runs' logs), ``pipeline/`` (catalog, history store, period files and report, run records) and
+``minicluster/`` (the cluster). The cluster's addresses reach the DAGs only as Airflow Connections.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from corral_yarn.errors import CorralError
+from corral_yarn.pipeline import demo_workload
+from corral_yarn.pipeline.connections import connection_env
+from corral_yarn.pipeline.settings import PipelineSettings
+from estimator.store import HistoryStore
+
+log = logging.getLogger(__name__)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DAGS_FOLDER = REPO_ROOT / "airflow_dags"
+
+
+class PipelineRunError(CorralError):
+    """An Airflow DAG run of the pipeline failed; the message names its log."""
+
+
+@dataclass(frozen=True)
+class DemoPaths:
+    """Where the demo keeps Airflow's home and the pipeline's home."""
+
+    airflow_home: Path
+    pipeline_home: Path
+    plans_dir: str = "/corral/plans"
+    runs_dir: str = "/corral/runs"
+
+    @property
+    def logs(self) -> Path:
+        return self.airflow_home / "demo-logs"
+
+
+def prepare(paths: DemoPaths, description: dict[str, Any], period_start: datetime) -> PipelineSettings:
+    """A fresh pipeline home: the bundled catalog, the period's local input and the generated history."""
+    shutil.rmtree(paths.pipeline_home, ignore_errors=True)
+    settings = PipelineSettings(home=paths.pipeline_home.resolve(), plans_dir=paths.plans_dir, runs_dir=paths.runs_dir)
+    catalog = demo_workload.demo_catalog(settings.home, description["examples_jar"])
+    catalog.save(settings.catalog)
+    demo_workload.write_period_inputs(catalog, period_start)
+    HistoryStore(settings.store).append(demo_workload.demo_history(period_start))
+    return settings
+
+
+def airflow_env(paths: DemoPaths, description: dict[str, Any]) -> dict[str, str]:
+    """The environment of the ``airflow`` commands: its home, our DAGs, and the cluster as Connections."""
+    return {
+        **os.environ,
+        "AIRFLOW_HOME": str(paths.airflow_home.resolve()),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
+        "CORRAL_PIPELINE_HOME": str(paths.pipeline_home.resolve()),
+        **connection_env(description),
+    }
+
+
+def _airflow(args: list[str], env: dict[str, str], log_file: Path) -> None:
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_file, "wb") as out:
+        done = subprocess.run([sys.executable, "-m", "airflow", *args], env=env, stdout=out, stderr=subprocess.STDOUT, check=False)
+    if done.returncode != 0:
+        raise PipelineRunError(f"'airflow {' '.join(args[:3])}' failed (exit {done.returncode}); see {log_file}")
+
+
+def run_pipeline(paths: DemoPaths, description: dict[str, Any], settings: PipelineSettings, period_start: datetime,
+                 scenario: str = "batch", step: Any = None) -> dict[str, Any]:
+    """Migrate Airflow's database, run corral_plan then corral_run with ``airflow dags test``; returns the run summary."""
+    env = airflow_env(paths, description)
+    common = {"home": str(settings.home), "plans_dir": settings.plans_dir, "runs_dir": settings.runs_dir}
+    plan_conf = {**common, "period_start": period_start.isoformat(), "scenario": scenario, "horizon": "1d", "slack": 0.1}
+    runs = (
+        ("airflow database", ["db", "migrate"], paths.logs / "db-migrate.log"),
+        ("corral_plan", ["dags", "test", "corral_plan", "--conf", json.dumps(plan_conf)], paths.logs / "corral_plan.log"),
+        ("corral_run", ["dags", "test", "corral_run", "--conf", json.dumps({**common, "plan_version": "latest"})], paths.logs / "corral_run.log"),
+    )
+    for what, args, log_file in runs:
+        log.info("running %s (log: %s)", what, log_file)
+        _airflow(args, env, log_file)
+        if step:
+            step(what)
+    return latest_summary(settings)
+
+
+def latest_summary(settings: PipelineSettings) -> dict[str, Any]:
+    """The newest run summary under the records directory."""
+    summaries = sorted(settings.records.glob("*/summary.json"), key=lambda p: p.stat().st_mtime)
+    if not summaries:
+        raise PipelineRunError(f"no run summary under {settings.records}")
+    return json.loads(summaries[-1].read_text())
+
+
+def today() -> datetime:
+    """Midnight UTC today: the demo plans the current day."""
+    return datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)

@@ -1,0 +1,143 @@
+"""The planning steps: ingest history -> estimate the period's jobs -> plan -> report -> publish.
+
+Each step reads and writes files in the period's directory ``<home>/periods/<start>/`` so that a
+retried step redoes only itself: ``period.json``, ``jobs.json`` and ``details.json`` (estimate),
+``cluster.json`` and ``plan.json`` (plan), ``report/`` (report). Publishing copies them to HDFS
+under ``<plans_dir>/<start>-<plan id>/`` and points ``<plans_dir>/LATEST`` at it; earlier plans stay.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+
+from corral_yarn import io
+from corral_yarn.cluster import Cluster
+from corral_yarn.cluster.webhdfs import hdfs_error
+from corral_yarn.contracts import ClusterSpec, Plan, Workload
+from corral_yarn.pipeline.history import history_source
+from corral_yarn.pipeline.settings import Period, PipelineSettings
+from corral_yarn.planner.build import build_plan
+from corral_yarn.report.plan import write_plan_report
+from estimator.estimate import EstimateOptions, estimate
+from estimator.records import IngestReport
+from estimator.store import HistoryStore
+from hdfs.util import HdfsError
+
+log = logging.getLogger(__name__)
+
+PERIOD, JOBS, DETAILS, CLUSTER, PLAN, REPORT = "period.json", "jobs.json", "details.json", "cluster.json", "plan.json", "report"
+LATEST = "LATEST"
+PUBLISHED_FILES = (PERIOD, JOBS, CLUSTER, PLAN)
+
+
+def ingest_history(cluster: Cluster, settings: PipelineSettings) -> str:
+    """Append the JobHistory server's finished jobs to the history store (runs already stored are skipped)."""
+    store = HistoryStore(settings.store)
+    report = IngestReport()
+    store.append(history_source(cluster).read(report, skip_ids=store.run_ids()), report)
+    log.info("history ingest into %s: %s", settings.store, report.summary())
+    return report.summary()
+
+
+def period_dir(settings: PipelineSettings, period: Period) -> Path:
+    return settings.periods / period.stamp
+
+
+def estimate_period(settings: PipelineSettings, period: Period) -> Path:
+    """Predict the period's recurring jobs from the store (thesis §2.2); writes jobs.json and details.json."""
+    out = period_dir(settings, period)
+    result = estimate(HistoryStore(settings.store).runs(), EstimateOptions(at=period.start, horizon=period.horizon, slack=period.slack))
+    io.save(period, out / PERIOD)
+    io.save(result.workload, out / JOBS)
+    io.write_atomic(out / DETAILS, json.dumps({"jobs": result.details, "unsized_jobs": result.unsized_jobs}, indent=2) + "\n")
+    log.info("estimated %d jobs for the period starting %s", len(result.workload.jobs), period.start.isoformat())
+    return out
+
+
+def planning_cluster(cluster: Cluster, settings: PipelineSettings) -> ClusterSpec:
+    """The planner's view of the live cluster: racks and machines discovered, bandwidths as configured."""
+    topology = cluster.topology()
+    for disagreement in topology.disagreements:
+        log.warning("topology: %s", disagreement)
+    return topology.cluster_spec("live", settings.nic_gbps * 1.25e8, settings.disk_mbps * 1e6,
+                                 settings.oversubscription, settings.task_memory_mb)
+
+
+def plan_period(cluster: Cluster, settings: PipelineSettings, directory: Path) -> Plan:
+    """Plan the estimated jobs on the live cluster (thesis §4.3); writes cluster.json and plan.json."""
+    period = io.load(Period, directory / PERIOD)
+    spec = planning_cluster(cluster, settings)
+    plan = build_plan(io.load_workload(directory / JOBS), spec, period.scenario)
+    io.save(spec, directory / CLUSTER)
+    io.save(plan, directory / PLAN)
+    log.info("plan %s: %s %.0f s (lower bound %s) for %d jobs", plan.plan_id, plan.objective, plan.objective_s,
+             f"{plan.lower_bound_s:.0f} s" if plan.lower_bound_s else "none", len(plan.jobs))
+    return plan
+
+
+def render_report(directory: Path) -> Path:
+    """The plan's HTML report (Gantt chart, per-rack input, per-job table); returns its index.html."""
+    index = write_plan_report(io.load_plan(directory / PLAN), directory / REPORT,
+                              io.load_cluster(directory / CLUSTER), io.load_workload(directory / JOBS))
+    log.info("plan report: %s", index.resolve())
+    return index
+
+
+def version_of(directory: Path) -> str:
+    """The published name of a period's plan: ``<period start>-<plan id>``."""
+    return f"{directory.name}-{io.load_plan(directory / PLAN).plan_id}"
+
+
+def publish(cluster: Cluster, settings: PipelineSettings, directory: Path) -> str:
+    """Copy the period's plan files and report to HDFS and make them the latest plan; returns its HDFS dir.
+
+    A version already published (same period, same plan id) is not copied again.
+    """
+    version = version_of(directory)
+    target = posixpath.join(settings.plans_dir, version)
+    try:
+        if cluster.hdfs.status(target, strict=False) is None:
+            temp = target + "._COPYING_"
+            cluster.hdfs.delete(temp, recursive=True)
+            cluster.hdfs.makedirs(temp)
+            for name in PUBLISHED_FILES:
+                cluster.hdfs.upload(posixpath.join(temp, name), str(directory / name), overwrite=True)
+            if (directory / REPORT).is_dir():
+                cluster.hdfs.upload(posixpath.join(temp, REPORT), str(directory / REPORT), overwrite=True)
+            cluster.hdfs.rename(temp, target)
+        cluster.hdfs.write(posixpath.join(settings.plans_dir, LATEST), version + "\n", overwrite=True, encoding="utf-8")
+    except HdfsError as exc:
+        raise hdfs_error(exc, f"publish the plan to {target}") from None
+    log.info("published plan %s to %s", version, target)
+    return target
+
+
+@dataclass(frozen=True)
+class Published:
+    """A published plan as the run steps read it back from HDFS."""
+
+    version: str
+    period: Period
+    plan: Plan
+    workload: Workload
+    cluster: ClusterSpec
+
+
+def load_published(cluster: Cluster, settings: PipelineSettings, version: str | None = None) -> Published:
+    """The plan named ``version`` under plans_dir, or the latest one."""
+    try:
+        if not version or version == "latest":
+            with cluster.hdfs.read(posixpath.join(settings.plans_dir, LATEST), encoding="utf-8") as f:
+                version = f.read().strip()
+        docs = {}
+        for name in PUBLISHED_FILES:
+            with cluster.hdfs.read(posixpath.join(settings.plans_dir, version, name), encoding="utf-8") as f:
+                docs[name] = json.loads(f.read())
+    except HdfsError as exc:
+        raise hdfs_error(exc, f"read the published plan {version or LATEST} under {settings.plans_dir}") from None
+    return Published(version, io.parse(Period, docs[PERIOD], PERIOD), io.parse(Plan, docs[PLAN], PLAN),
+                     io.parse(Workload, docs[JOBS], JOBS), io.parse(ClusterSpec, docs[CLUSTER], CLUSTER))

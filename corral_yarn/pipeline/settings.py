@@ -1,0 +1,79 @@
+"""Where the pipeline keeps its state and how it describes the cluster to the planner.
+
+Local state lives under ``home`` (a shared volume when Airflow has several workers): the catalog,
+the estimator's history store, each period's files and report, and the run records. Plans are
+published on HDFS under ``plans_dir``; each run's input and output go under ``runs_dir``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat
+
+from corral_yarn.cli.estimator import parse_time
+from corral_yarn.contracts import Scenario
+from corral_yarn.io import parse
+
+
+class PipelineSettings(BaseModel):
+    """The knobs shared by the planning and run steps (the DAGs' Params)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    home: Path
+    plans_dir: str = "/corral/plans"
+    runs_dir: str = "/corral/runs"
+    nic_gbps: PositiveFloat = 10.0
+    disk_mbps: PositiveFloat = 100.0
+    oversubscription: float = Field(5.0, gt=1.0)
+    task_memory_mb: int = Field(1024, ge=128, description="one task container's memory, for slots per machine")
+
+    @property
+    def catalog(self) -> Path:
+        return self.home / "catalog.json"
+
+    @property
+    def store(self) -> Path:
+        return self.home / "history"
+
+    @property
+    def periods(self) -> Path:
+        return self.home / "periods"
+
+    @property
+    def records(self) -> Path:
+        return self.home / "records"
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> PipelineSettings:
+        return parse(cls, dict(params), source="params")
+
+
+class Period(BaseModel):
+    """The planning period [start, start + horizon) and how it is planned."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    start: datetime
+    horizon_s: PositiveFloat
+    scenario: Scenario
+    slack: float = Field(0.0, ge=0.0)
+
+    @property
+    def horizon(self) -> timedelta:
+        return timedelta(seconds=self.horizon_s)
+
+    @property
+    def stamp(self) -> str:
+        return f"{self.start.astimezone(UTC):%Y%m%dT%H%M%SZ}"
+
+
+def period_start(given: str | None, *fallbacks: datetime | None) -> datetime:
+    """The period's start: the ``period_start`` Param if set, else the first known run time (UTC)."""
+    if given:
+        return parse_time(given)
+    start = next((t for t in fallbacks if t is not None), None) or datetime.now(UTC)
+    return start.astimezone(UTC)

@@ -1,0 +1,144 @@
+"""One function per Airflow task, taking the DAG's Params and XCom values and returning JSON-able values.
+
+The DAG files in ``airflow_dags/`` only wire these together; the steps themselves are in
+:mod:`~corral_yarn.pipeline.planning` and :mod:`~corral_yarn.pipeline.execution`. The cluster's
+addresses come from the Airflow Connections (:mod:`~corral_yarn.pipeline.connections`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from corral_yarn import io
+from corral_yarn.cli.estimator import parse_duration
+from corral_yarn.cluster import ApplicationFailedError
+from corral_yarn.errors import CorralError
+from corral_yarn.pipeline import execution, planning
+from corral_yarn.pipeline.catalog import Catalog
+from corral_yarn.pipeline.connections import cluster_from_airflow
+from corral_yarn.pipeline.execution import PlannedRun
+from corral_yarn.pipeline.settings import Period, PipelineSettings, period_start
+
+log = logging.getLogger(__name__)
+SUMMARY = "summary.json"
+
+
+class JobsFailedError(CorralError):
+    """Some planned jobs did not run to a verified end; the others did (their records are written)."""
+
+
+def _settings(params: dict[str, Any]) -> PipelineSettings:
+    return PipelineSettings.from_params(params)
+
+
+# --- planning DAG ---------------------------------------------------------------------------------
+
+def ingest_history(params: dict[str, Any]) -> str:
+    return planning.ingest_history(cluster_from_airflow(), _settings(params))
+
+
+def estimate(params: dict[str, Any], *run_times: datetime | None) -> str:
+    """Estimate the period (``period_start`` Param, else the run's data interval end / logical date)."""
+    period = Period(start=period_start(params.get("period_start"), *run_times),
+                    horizon_s=parse_duration(str(params["horizon"])).total_seconds(),
+                    scenario=params["scenario"], slack=float(params["slack"]))
+    return str(planning.estimate_period(_settings(params), period))
+
+
+def plan(params: dict[str, Any], period_dir: str) -> dict[str, Any]:
+    made = planning.plan_period(cluster_from_airflow(), _settings(params), Path(period_dir))
+    return {"plan_id": made.plan_id, "objective": made.objective, "objective_s": made.objective_s,
+            "lower_bound_s": made.lower_bound_s, "jobs": {j.name: j.racks for j in made.jobs}}
+
+
+def report(period_dir: str) -> str:
+    return str(planning.render_report(Path(period_dir)).resolve())
+
+
+def publish(params: dict[str, Any], period_dir: str) -> str:
+    return planning.publish(cluster_from_airflow(), _settings(params), Path(period_dir))
+
+
+# --- run DAG: one mapped task group per planned job --------------------------------------------
+
+def planned_jobs(params: dict[str, Any]) -> list[dict[str, Any]]:
+    """The published plan's runnable jobs, in prioritization order (the mapped tasks' inputs)."""
+    settings = _settings(params)
+    published = planning.load_published(cluster_from_airflow(), settings, params.get("plan_version"))
+    runs, _ = execution.planned_runs(published, Catalog.load(settings.catalog), settings)
+    log.info("plan %s: %d jobs to run", published.version, len(runs))
+    return [r.model_dump(mode="json") for r in runs]
+
+
+def upload(run: dict[str, Any]) -> dict[str, Any]:
+    placed = execution.upload_input(cluster_from_airflow(), PlannedRun.model_validate(run))
+    log.info("input of %s: %s", run["name"], json.dumps(placed))
+    return run
+
+
+def start_due(run: dict[str, Any]) -> bool:
+    return execution.start_due(PlannedRun.model_validate(run))
+
+
+def submit(run: dict[str, Any]) -> dict[str, Any]:
+    return {**run, "app_id": execution.submit(cluster_from_airflow(), PlannedRun.model_validate(run))}
+
+
+def finished(submitted: dict[str, Any]) -> bool:
+    """True once the application ended; raises ApplicationFailedError if it did not succeed."""
+    app = execution.application(cluster_from_airflow(), submitted["app_id"])
+    if app.done and not app.succeeded:
+        raise ApplicationFailedError(app.app_id, f"{app.state}/{app.final_status}", app.diagnostics)
+    return app.done
+
+
+def ingest_run(params: dict[str, Any], submitted: dict[str, Any]) -> dict[str, Any]:
+    log.info("history of %s: %s", submitted["name"], execution.ingest_run(cluster_from_airflow(), _settings(params), submitted["app_id"]))
+    return submitted
+
+
+def verify(params: dict[str, Any], submitted: dict[str, Any]) -> dict[str, Any]:
+    """Measure and record the job's locality in R_j."""
+    cluster, run = cluster_from_airflow(), PlannedRun.model_validate({k: v for k, v in submitted.items() if k != "app_id"})
+    locality = execution.verify_locality(cluster, run, submitted["app_id"])
+    doc = execution.record(_settings(params), run, execution.application(cluster, submitted["app_id"]), locality)
+    log.info("%s on %s: %d/%d containers and %d/%d blocks in its racks", run.name, ",".join(run.racks),
+             locality.containers_in_racks, locality.containers, locality.blocks_with_replica_in_racks, locality.blocks)
+    return doc
+
+
+def summarize(params: dict[str, Any], jobs: list[dict[str, Any]], records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Write ``summary.json`` next to the records; raises JobsFailedError if a planned job has no record."""
+    summary = summary_of(jobs, [r for r in records if r])
+    if jobs:
+        path = _settings(params).records / jobs[0]["version"] / SUMMARY
+        io.write_atomic(path, json.dumps(summary, indent=2) + "\n")
+        log.info("run summary: %s", path.resolve())
+    if summary["missing"]:
+        raise JobsFailedError(f"{len(summary['missing'])} of {len(jobs)} planned jobs did not finish: {', '.join(summary['missing'])}")
+    return summary
+
+
+def summary_of(jobs: list[dict[str, Any]], records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Totals over the recorded jobs: containers and blocks inside their rack sets."""
+    total = {key: sum(r["locality"][key] for r in records) for key in
+             ("containers", "containers_in_racks", "blocks", "blocks_with_replica_in_racks", "replicas", "replicas_in_racks")}
+    return {
+        "version": jobs[0]["version"] if jobs else None,
+        "planned": len(jobs),
+        "succeeded": sum(1 for r in records if r["final_status"] == "SUCCEEDED"),
+        "missing": sorted({j["name"] for j in jobs} - {r["job"] for r in records}),
+        **total,
+        "container_share": _share(total["containers_in_racks"], total["containers"]),
+        "block_share": _share(total["blocks_with_replica_in_racks"], total["blocks"]),
+        "replica_share": _share(total["replicas_in_racks"], total["replicas"]),
+        "jobs": sorted(records, key=lambda r: r["order"]),
+    }
+
+
+def _share(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
