@@ -14,9 +14,9 @@ from corral_yarn.errors import InputError
 from corral_yarn.planner.schedule import SCENARIOS
 from corral_yarn.sim import RunSpec, simulate
 from corral_yarn.sim.network import SHARING
-from corral_yarn.sim.report import reduction, write_report
-from corral_yarn.sim.run import plan_for
-from corral_yarn.sim.schedulers import PLANNED, SCHEDULERS
+from corral_yarn.sim.experiments import reduction, run_all
+from corral_yarn.sim.report import write_report
+from corral_yarn.sim.schedulers import SCHEDULERS
 
 log = logging.getLogger(__name__)
 COMPARE_SCHEMA = "corral-yarn/sim-compare/v1"
@@ -102,11 +102,8 @@ def _run_simulate(args: argparse.Namespace) -> int:
 
 def _run_compare(args: argparse.Namespace) -> int:
     cluster, workload, predicted, plan = _inputs(args)
-    if plan is None and any(s in PLANNED for s in args.schedulers):
-        plan = plan_for(predicted, cluster, args.scenario)  # one plan shared by Corral and LocalShuffle
-    combos = [(s, n) for s in args.schedulers for n in args.networks]
-    results = [simulate(cluster, workload, _spec(args, s, n), plan=plan, predicted=predicted)
-               for s, n in tqdm(combos, desc="simulating", unit="run", disable=None)]
+    specs = [_spec(args, s, n) for s in args.schedulers for n in args.networks]
+    results = run_all(cluster, workload, tqdm(specs, desc="simulating", unit="run", disable=None), predicted=predicted, plan=plan)
     doc = {"schema_version": COMPARE_SCHEMA, "runs": [r.model_dump(mode="json") for r in results]}
     io.write_atomic(args.out, json.dumps(doc, indent=2) + "\n")
     if args.report:

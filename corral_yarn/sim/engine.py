@@ -81,7 +81,7 @@ class Simulator:
                 if not stage.spec.after:
                     self._place_input(stage, self.policy.place(job, stage.spec, self.rng))
             self.at(job.arrival_s, lambda job=job: self._arrive(job))
-        while self.events or self.net.flows:
+        while self.events or self.net.busy:
             t_event = self.events[0][0] if self.events else math.inf
             t = min(t_event, self.net.next_finish(self.now))
             if not math.isfinite(t):
@@ -109,8 +109,11 @@ class Simulator:
     # -- scheduling ---------------------------------------------------------------------------
     def _schedule(self) -> None:
         for job in list(self.active):
-            if not (self.free_map.any() or self.free_reduce.any()):
+            free_map, free_reduce = self.free_map.any(), self.free_reduce.any()
+            if not (free_map or free_reduce):
                 return
+            if job.allowed is not None and not (self.free_map[job.allowed].any() or self.free_reduce[job.allowed].any()):
+                continue
             for stage in job.ready_stages():
                 if stage.wants_maps and self.free_map.any():
                     self._assign_maps(job, stage)
@@ -181,19 +184,22 @@ class Simulator:
         self.at(start + stage.split_bytes / map_rate(stage.spec, self.disk), lambda: self._maps_done(job, stage, rack, k, start))
 
     def _start_remote_maps(self, job: JobRun, stage: StageRun, rack: int, blocks: list[int]) -> None:
-        self.free_map[rack] -= len(blocks)
+        """k maps reading their splits from other racks: one flow loading each source rack's uplink
+        with the share of the splits it serves (the cohort progresses together)."""
+        k = len(blocks)
+        self.free_map[rack] -= k
         self._started(job, stage, rack)
-        sources = [self._read_source(job, stage.splits.replicas[b]) for b in blocks]
-        for src, k in zip(*np.unique(sources, return_counts=True)):
-            src, k = int(src), int(k)
-            links = [Topology.link(src, UP), Topology.link(rack, DOWN)] if src != rack else [Topology.link(rack, LOCAL)]
-            start = self.now
-            self.net.add(Flow(
-                links=np.array(links), coefs=np.ones(len(links)), volume=k * stage.split_bytes, weight=float(k),
-                cap=k * map_rate(stage.spec, self.disk), coflow=3 * stage.uid, kind="read",
-                cross_rack_fraction=float(src != rack),
-                on_done=lambda t, k=k, start=start: self._maps_done(job, stage, rack, k, start),
-            ))
+        sources = np.bincount([self._read_source(job, stage.splits.replicas[b]) for b in blocks], minlength=self.racks) / k
+        others = np.flatnonzero((sources > 0) & (np.arange(self.racks) != rack))
+        links = [Topology.link(rack, LOCAL), Topology.link(rack, DOWN), *(LINKS_PER_RACK * others + UP)]
+        coefs = [sources[rack], float(sources[others].sum()), *sources[others]]
+        start = self.now
+        self.net.add(Flow(
+            links=np.array(links, dtype=np.int64), coefs=np.array(coefs), volume=k * stage.split_bytes, weight=float(k),
+            cap=k * map_rate(stage.spec, self.disk), coflow=3 * stage.uid, kind="read",
+            cross_rack_fraction=float(sources[others].sum()),
+            on_done=lambda t: self._maps_done(job, stage, rack, k, start),
+        ))
 
     def _read_source(self, job: JobRun, replicas: np.ndarray) -> int:
         """The replica a remote map reads: one inside the job's racks if any, else a random one."""

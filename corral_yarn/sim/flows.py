@@ -61,69 +61,96 @@ class Flow:
     on_done: Callable[[float], None]
 
 
+KINDS = ("read", "shuffle", "write")
+
+
 class FlowTable:
-    """Active flows with their rates; rates are recomputed only when the set of flows changes."""
+    """Active flows with their rates; rates are recomputed only when the set of flows changes.
+
+    Flows live in flat numpy arrays (one row per flow, one entry per flow x link) so that adding,
+    finishing and re-rating them costs numpy operations, not Python loops over every flow.
+    """
 
     def __init__(self, topology: Topology, sharing: str) -> None:
         self.topology = topology
         self.allocate = SHARING[sharing]
-        self.flows: list[Flow] = []
-        self.rate = np.zeros(0)
-        self.remaining = np.zeros(0)
+        self.objects = np.empty(0, dtype=object)
+        self.weight, self.cap, self.volume, self.remaining, self.rate, self.cross = (np.zeros(0) for _ in range(6))
+        self.coflow, self.kind = np.zeros(0, np.int64), np.zeros(0, np.int64)
+        self.rows, self.cols, self.coefs = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        self.pending: list[Flow] = []
         self.dirty = False
         self.recomputations = 0
-        self.cross_rack_bytes: dict[str, float] = {"read": 0.0, "shuffle": 0.0, "write": 0.0}
-        self.moved_bytes: dict[str, float] = {"read": 0.0, "shuffle": 0.0, "write": 0.0}
+        self.cross_rack_bytes: dict[str, float] = dict.fromkeys(KINDS, 0.0)
+        self.moved_bytes: dict[str, float] = dict.fromkeys(KINDS, 0.0)
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.pending) or self.objects.size > 0
 
     def add(self, flow: Flow) -> None:
-        self.flows.append(flow)
-        self.remaining = np.append(self.remaining, flow.volume)
+        self.pending.append(flow)
         self.dirty = True
 
+    def _absorb(self) -> None:
+        new, n = self.pending, self.objects.size
+        if not new:
+            return
+        self.pending = []
+        objects = np.empty(len(new), dtype=object)
+        objects[:] = new
+        self.objects = np.concatenate([self.objects, objects])
+        for name, values in (("weight", [f.weight for f in new]), ("cap", [f.cap for f in new]), ("volume", [f.volume for f in new]),
+                             ("remaining", [f.volume for f in new]), ("rate", [0.0] * len(new)), ("cross", [f.cross_rack_fraction for f in new])):
+            setattr(self, name, np.concatenate([getattr(self, name), np.array(values, dtype=np.float64)]))
+        self.coflow = np.concatenate([self.coflow, np.array([f.coflow for f in new], dtype=np.int64)])
+        self.kind = np.concatenate([self.kind, np.array([KINDS.index(f.kind) for f in new], dtype=np.int64)])
+        sizes = [f.links.size for f in new]
+        self.rows = np.concatenate([self.rows, np.repeat(np.arange(n, n + len(new)), sizes)])
+        self.cols = np.concatenate([self.cols, *(f.links for f in new)])
+        self.coefs = np.concatenate([self.coefs, *(f.coefs for f in new)])
+
     def _recompute(self) -> None:
-        flows = self.flows
-        sizes = np.array([f.links.size for f in flows], dtype=np.int64)
-        fs = FlowSet(
-            rows=np.repeat(np.arange(len(flows)), sizes),
-            cols=np.concatenate([f.links for f in flows]) if flows else np.zeros(0, np.int64),
-            coef=np.concatenate([f.coefs for f in flows]) if flows else np.zeros(0),
-            weight=np.array([f.weight for f in flows]),
-            cap=np.array([f.cap for f in flows]),
-            remaining=self.remaining.copy(),
-            coflow=np.array([f.coflow for f in flows], dtype=np.int64),
-        )
+        self._absorb()
+        fs = FlowSet(self.rows, self.cols, self.coefs, self.weight, self.cap, self.remaining.copy(), self.coflow)
         self.rate = self.allocate(self.topology.capacity, fs)
         self.recomputations += 1
         self.dirty = False
 
     def next_finish(self, now: float) -> float:
         """Absolute time of the next flow completion at the current rates (inf if none)."""
-        if not self.flows:
-            return math.inf
         if self.dirty:
             self._recompute()
+        if self.objects.size == 0:
+            return math.inf
         with np.errstate(divide="ignore"):
             t = np.where(self.rate > 0, self.remaining / self.rate, np.inf)
         return now + float(t.min())
 
     def advance(self, dt: float) -> None:
-        if self.flows and dt > 0:
+        if self.objects.size and dt > 0:
             self.remaining -= self.rate * dt
 
     def pop_finished(self, now: float) -> list[Flow]:
         """Remove the flows that delivered all their bytes and account for them."""
-        if not self.flows:
+        if self.objects.size == 0:
             return []
-        volume = np.array([f.volume for f in self.flows])
-        done = self.remaining <= 1e-9 * volume + 1e-3
+        done = self.remaining <= 1e-9 * self.volume + 1e-3
         if not done.any():
             return []
-        finished = [f for f, d in zip(self.flows, done) if d]
-        self.flows = [f for f, d in zip(self.flows, done) if not d]
-        self.remaining = self.remaining[~done]
-        self.rate = self.rate[~done]
+        finished = list(self.objects[done])
+        moved = np.bincount(self.kind[done], self.volume[done], minlength=len(KINDS))
+        crossed = np.bincount(self.kind[done], (self.volume * self.cross)[done], minlength=len(KINDS))
+        for k, kind in enumerate(KINDS):
+            self.moved_bytes[kind] += float(moved[k])
+            self.cross_rack_bytes[kind] += float(crossed[k])
+        keep = ~done
+        new_index = np.cumsum(keep) - 1
+        entry_keep = keep[self.rows]
+        self.rows = new_index[self.rows[entry_keep]]
+        self.cols, self.coefs = self.cols[entry_keep], self.coefs[entry_keep]
+        self.objects = self.objects[keep]
+        for name in ("weight", "cap", "volume", "remaining", "rate", "cross", "coflow", "kind"):
+            setattr(self, name, getattr(self, name)[keep])
         self.dirty = True
-        for f in finished:
-            self.moved_bytes[f.kind] += f.volume
-            self.cross_rack_bytes[f.kind] += f.volume * f.cross_rack_fraction
         return finished

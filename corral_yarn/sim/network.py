@@ -40,8 +40,10 @@ def max_min(capacity: Array, flows: FlowSet, cap: Array | None = None) -> Array:
     """Weighted max-min fair rates by progressive filling (water-filling).
 
     All unfrozen flows raise their per-connection rate together; a flow freezes when a link it
-    crosses saturates or it reaches its cap. Each round freezes at least one link or flow; link loads
-    are updated incrementally, so a round costs O(links + flows) plus the entries it freezes.
+    crosses saturates or it reaches its cap. A round raises the level to the first link saturation
+    computed as if no flow were capped; caps only lower the loads, so every flow whose cap lies below
+    that level reaches it first and all of them freeze in the same round. Rounds are thus bounded by
+    the number of links, not of flows.
     """
     n, links = flows.size, capacity.size
     cap = flows.cap if cap is None else cap
@@ -57,18 +59,19 @@ def max_min(capacity: Array, flows: FlowSet, cap: Array | None = None) -> Array:
     link_start = np.searchsorted(flows.cols[by_link], np.arange(links + 1))
     open_link = np.ones(links, dtype=bool)
     while active.any():
-        speed = flows.weight * active
         with np.errstate(divide="ignore", invalid="ignore"):
             link_room = np.where(open_link & (load > _EPS), np.maximum(resid, 0.0) / load, np.inf)
             flow_room = np.where(active, (cap - rate) / flows.weight, np.inf)
-        step = min(link_room.min(), flow_room.min())
-        if not np.isfinite(step):
-            break
-        rate += step * speed
-        resid -= step * load
+        step = link_room.min()
+        if not np.isfinite(step):  # no link binds any more: every active flow runs at its cap
+            step = flow_room[active].max()
+        capped = active & (flow_room <= step * (1.0 + _EPS))
+        increase = np.where(capped, cap - rate, np.where(active, step * flows.weight, 0.0))
+        rate += increase
+        resid -= np.bincount(flows.cols, flows.coef * increase[flows.rows], minlength=links)
         full = np.flatnonzero(open_link & (load > _EPS) & (resid <= _EPS * scale))
         open_link[full] = False
-        frozen = active & (rate >= cap * (1.0 - _EPS))
+        frozen = capped
         if full.size:
             entries = np.concatenate([by_link[link_start[l] : link_start[l + 1]] for l in full])
             frozen[flows.rows[entries]] = True

@@ -13,6 +13,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from corral_yarn.report.html import figure, fmt_bytes, fmt_percent, fmt_seconds, page, paragraph, publish, section, table
+from corral_yarn.sim.experiments import reduction
 from corral_yarn.sim.metrics import SimResult
 
 CDF_FILE = "completion_cdf.png"
@@ -39,11 +40,6 @@ def cdf_png(series: dict[str, Sequence[float]], xlabel: str, title: str, log_x: 
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()
-
-
-def reduction(value: float, baseline: float) -> float | None:
-    """1 - value / baseline: the fraction by which a run improves on the baseline (negative: worse)."""
-    return 1.0 - value / baseline if baseline > 0 else None
 
 
 def render(results: list[SimResult], title: str = "Simulation") -> dict[str, bytes]:

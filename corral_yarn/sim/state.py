@@ -32,9 +32,11 @@ class Splits:
     def __init__(self, replicas: NDArray[np.int64], racks: int) -> None:
         self.replicas = replicas
         self.taken = np.zeros(replicas.shape[0], dtype=bool)
-        holders = [np.unique(r) for r in replicas]
-        self._holders = holders
-        self.local_count = np.bincount(np.concatenate(holders), minlength=racks) if holders else np.zeros(racks, np.int64)
+        ordered = np.sort(replicas, axis=1)
+        distinct = np.ones_like(ordered, dtype=bool)
+        distinct[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+        self._holders, self._distinct = ordered, distinct  # a block's racks, each once
+        self.local_count = np.bincount(ordered[distinct], minlength=racks)
         self._by_rack = [np.flatnonzero((replicas == r).any(axis=1)) for r in range(racks)]
         self._cursor = np.zeros(racks, dtype=np.int64)
         self._any_cursor = 0
@@ -42,7 +44,7 @@ class Splits:
 
     def _take(self, block: int) -> None:
         self.taken[block] = True
-        self.local_count[self._holders[block]] -= 1
+        self.local_count[self._holders[block][self._distinct[block]]] -= 1
         self.pending -= 1
 
     def take_local(self, rack: int, k: int) -> int:
