@@ -94,7 +94,7 @@ def test_report_checks_the_plan_against_its_inputs(batch: tuple) -> None:
 
 
 def test_gantt_is_sized_for_many_jobs_and_racks() -> None:
-    cluster, workload = example_cluster(40, 4), w1_like(120, seed=2, arrival_span_s=600.0)
+    cluster, workload = example_cluster(40, 4), w1_like(60, seed=2, arrival_span_s=300.0)
     plan = build_plan(workload, cluster, "online", with_bound=False)
     image = imread(stdio.BytesIO(charts.gantt_png(cluster.rack_names, _bars(plan, cluster.rack_names), "title")))
     height, width = image.shape[:2]
