@@ -13,7 +13,7 @@ from tqdm import tqdm
 
 from corral_yarn.minicluster.launcher import StartOptions, load_description, start_cluster, stop_cluster
 from corral_yarn.pipeline.connections import connection_env
-from corral_yarn.pipeline.demo import DemoPaths, prepare, run_pipeline, today
+from corral_yarn.pipeline.demo import DemoPaths, LocalAirflow, prepare, run_pipeline, today
 from corral_yarn.report.html import fmt_percent
 
 DEMO_COMMAND = "pipeline-demo"  # becomes "demo" once the planner-only demo of cli/plan.py is renamed
@@ -64,7 +64,7 @@ def _run_demo(args: argparse.Namespace) -> int:
             period = today()
             settings = prepare(paths, description, period)
             step("workload prepared")
-            summary = run_pipeline(paths, description, settings, period, args.scenario, step)
+            summary = run_pipeline(LocalAirflow(paths, description), settings, period, args.scenario, step)
         finally:
             if owned:
                 stop_cluster(out.resolve())

@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from corral_yarn.errors import CorralError
 from corral_yarn.pipeline import demo_workload
@@ -33,7 +33,7 @@ DAGS_FOLDER = REPO_ROOT / "airflow_dags"
 
 
 class PipelineRunError(CorralError):
-    """An Airflow DAG run of the pipeline failed; the message names its log."""
+    """An ``airflow`` command of the pipeline failed; the message names its log."""
 
 
 @dataclass(frozen=True)
@@ -68,36 +68,57 @@ def airflow_env(paths: DemoPaths, description: dict[str, Any]) -> dict[str, str]
         "AIRFLOW_HOME": str(paths.airflow_home.resolve()),
         "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
         "CORRAL_PIPELINE_HOME": str(paths.pipeline_home.resolve()),
         **connection_env(description),
     }
 
 
-def _airflow(args: list[str], env: dict[str, str], log_file: Path) -> None:
-    log_file.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_file, "wb") as out:
-        done = subprocess.run([sys.executable, "-m", "airflow", *args], env=env, stdout=out, stderr=subprocess.STDOUT, check=False)
-    if done.returncode != 0:
-        raise PipelineRunError(f"'airflow {' '.join(args[:3])}' failed (exit {done.returncode}); see {log_file}")
+@dataclass(frozen=True)
+class LocalAirflow:
+    """``airflow`` commands against the demo's AIRFLOW_HOME (SQLite), each logged to its own file."""
 
+    paths: DemoPaths
+    description: dict[str, Any]
 
-def run_pipeline(paths: DemoPaths, description: dict[str, Any], settings: PipelineSettings, period_start: datetime,
-                 scenario: str = "batch", step: Any = None) -> dict[str, Any]:
-    """Migrate Airflow's database, run corral_plan then corral_run with ``airflow dags test``; returns the run summary."""
-    env = airflow_env(paths, description)
-    common = {"home": str(settings.home), "plans_dir": settings.plans_dir, "runs_dir": settings.runs_dir}
-    plan_conf = {**common, "period_start": period_start.isoformat(), "scenario": scenario, "horizon": "1d", "slack": 0.1}
-    runs = (
-        ("airflow database", ["db", "migrate"], paths.logs / "db-migrate.log"),
-        ("corral_plan", ["dags", "test", "corral_plan", "--conf", json.dumps(plan_conf)], paths.logs / "corral_plan.log"),
-        ("corral_run", ["dags", "test", "corral_run", "--conf", json.dumps({**common, "plan_version": "latest"})], paths.logs / "corral_run.log"),
-    )
-    for what, args, log_file in runs:
+    def run(self, what: str, args: list[str]) -> None:
+        log_file = self.paths.logs / f"{what}.log"
+        log_file.parent.mkdir(parents=True, exist_ok=True)
         log.info("running %s (log: %s)", what, log_file)
-        _airflow(args, env, log_file)
-        if step:
-            step(what)
+        with open(log_file, "wb") as out:
+            done = subprocess.run([sys.executable, "-m", "airflow", *args], env=airflow_env(self.paths, self.description),
+                                  stdout=out, stderr=subprocess.STDOUT, check=False)
+        if done.returncode != 0:
+            raise PipelineRunError(f"{what} failed (airflow exit {done.returncode}); see {log_file}")
+
+    def migrate(self) -> None:
+        self.run("airflow-db-migrate", ["db", "migrate"])
+
+    def test_dag(self, dag_id: str, conf: dict[str, Any]) -> None:
+        """One run of ``dag_id`` in this process's Airflow (``airflow dags test``), Params overridden by ``conf``."""
+        self.run(dag_id, ["dags", "test", dag_id, "--conf", json.dumps(conf)])
+
+
+def plan_conf(settings: PipelineSettings, start: datetime, scenario: str) -> dict[str, Any]:
+    return {**_where(settings), "period_start": start.isoformat(), "scenario": scenario, "horizon": "1d", "slack": 0.1}
+
+
+def run_conf(settings: PipelineSettings) -> dict[str, Any]:
+    return {**_where(settings), "plan_version": "latest"}
+
+
+def _where(settings: PipelineSettings) -> dict[str, Any]:
+    return {"home": str(settings.home), "plans_dir": settings.plans_dir, "runs_dir": settings.runs_dir}
+
+
+def run_pipeline(airflow: LocalAirflow, settings: PipelineSettings, start: datetime, scenario: str = "batch",
+                 step: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+    """Migrate Airflow's database, run corral_plan then corral_run; returns the run summary."""
+    airflow.migrate()
+    step("airflow database")
+    airflow.test_dag("corral_plan", plan_conf(settings, start, scenario))
+    step("corral_plan")
+    airflow.test_dag("corral_run", run_conf(settings))
+    step("corral_run")
     return latest_summary(settings)
 
 

@@ -13,7 +13,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat
 
-from corral_yarn.cli.estimator import parse_time
 from corral_yarn.contracts import Scenario
 from corral_yarn.io import parse
 
@@ -69,11 +68,3 @@ class Period(BaseModel):
     @property
     def stamp(self) -> str:
         return f"{self.start.astimezone(UTC):%Y%m%dT%H%M%SZ}"
-
-
-def period_start(given: str | None, *fallbacks: datetime | None) -> datetime:
-    """The period's start: the ``period_start`` Param if set, else the first known run time (UTC)."""
-    if given:
-        return parse_time(given)
-    start = next((t for t in fallbacks if t is not None), None) or datetime.now(UTC)
-    return start.astimezone(UTC)

@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from corral_yarn import io
-from corral_yarn.cli.estimator import parse_duration
+from corral_yarn.cli.estimator import parse_duration, parse_time
 from corral_yarn.cluster import ApplicationFailedError
 from corral_yarn.errors import CorralError
 from corral_yarn.pipeline import execution, planning
 from corral_yarn.pipeline.catalog import Catalog
 from corral_yarn.pipeline.connections import cluster_from_airflow
 from corral_yarn.pipeline.execution import PlannedRun
-from corral_yarn.pipeline.settings import Period, PipelineSettings, period_start
+from corral_yarn.pipeline.settings import Period, PipelineSettings
 
 log = logging.getLogger(__name__)
 SUMMARY = "summary.json"
@@ -33,6 +33,14 @@ class JobsFailedError(CorralError):
 
 def _settings(params: dict[str, Any]) -> PipelineSettings:
     return PipelineSettings.from_params(params)
+
+
+def period_start(given: str | None, *fallbacks: datetime | None) -> datetime:
+    """The period's start: the ``period_start`` Param if set, else the first known run time (UTC)."""
+    if given:
+        return parse_time(given)
+    start = next((t for t in fallbacks if t is not None), None) or datetime.now(UTC)
+    return start.astimezone(UTC)
 
 
 # --- planning DAG ---------------------------------------------------------------------------------

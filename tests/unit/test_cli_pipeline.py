@@ -1,0 +1,42 @@
+"""``corral airflow-connections`` and the demo's printed summary."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from corral_yarn.cli import main
+from corral_yarn.cli.pipeline import demo_summary
+from corral_yarn.minicluster.launcher import SCHEMA_VERSION
+from corral_yarn.pipeline.demo import DemoPaths
+
+
+def test_airflow_connections_prints_one_export_per_service(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    description = {"schema_version": SCHEMA_VERSION, "webhdfs": "http://127.0.0.1:1", "resourcemanager": "http://127.0.0.1:2",
+                   "jobhistory": "http://127.0.0.1:3"}
+    (tmp_path / "c.json").write_text(json.dumps(description))
+    assert main(["airflow-connections", "--cluster-json", str(tmp_path / "c.json")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split("=", 1)[0] for line in lines] == ["export AIRFLOW_CONN_CORRAL_WEBHDFS", "export AIRFLOW_CONN_CORRAL_RESOURCEMANAGER",
+                                                          "export AIRFLOW_CONN_CORRAL_JOBHISTORY"]
+    assert json.loads(lines[1].split("=", 1)[1].strip("'"))["port"] == 2
+
+
+def test_airflow_connections_without_a_cluster_is_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["airflow-connections", "--cluster-json", str(tmp_path / "none.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("corral: error: no cluster description at") and err.count("\n") == 1
+
+
+def test_the_demo_summary_names_the_report_and_each_jobs_locality(tmp_path: Path) -> None:
+    loc = {"containers": 6, "containers_in_racks": 6, "container_share": 1.0, "blocks": 4, "blocks_with_replica_in_racks": 3,
+           "block_share": 0.75}
+    summary = {"version": "20261121T000000Z-abc", "planned": 1, "succeeded": 1, "containers": 6, "containers_in_racks": 6,
+               "container_share": 1.0, "blocks": 4, "blocks_with_replica_in_racks": 3, "block_share": 0.75, "replica_share": 0.25,
+               "jobs": [{"job": "events-sort@x", "racks": ["/rack-a"], "priority": 1, "locality": loc}]}
+    text = demo_summary(summary, tmp_path, DemoPaths(tmp_path / "a", tmp_path / "p"), 300.4)
+    assert "in 300 s" in text
+    assert str(tmp_path / "periods" / "20261121T000000Z" / "report" / "index.html") in text
+    assert "6/6" in text and "3/4" in text and "75.0 %" in text
