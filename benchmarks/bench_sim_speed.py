@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 
 from corral_yarn.sim.run import RunSpec, plan_for, simulate
@@ -25,13 +26,15 @@ def timed_runs(jobs: int, seed: int) -> dict[str, object]:
     t = time.perf_counter()
     plan = plan_for(workload, cluster, "online")
     plan_s = time.perf_counter() - t
-    wall, recomputations = {}, {}
+    wall, cpu, recomputations = {}, {}, {}
     for scheduler in SCHEDULERS:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         result = simulate(cluster, workload, RunSpec(scheduler, "tcp", "online", seed), plan=plan)
         wall[scheduler] = round(time.perf_counter() - t, 2)
+        cpu[scheduler] = round(time.process_time() - c, 2)
         recomputations[scheduler] = result.summary.rate_recomputations
-    return {"jobs": jobs, "plan_s": round(plan_s, 2), "wall_s": wall, "total_sim_s": round(sum(wall.values()), 2), "rate_recomputations": recomputations}
+    return {"jobs": jobs, "plan_s": round(plan_s, 2), "wall_s": wall, "cpu_s": cpu, "total_sim_s": round(sum(wall.values()), 2),
+            "total_cpu_s": round(sum(cpu.values()), 2), "rate_recomputations": recomputations}
 
 
 def main() -> None:
@@ -41,9 +44,11 @@ def main() -> None:
     args = parser.parse_args()
     main_run = timed_runs(200, args.seed)
     out = {"benchmark": "sim_speed", "machines": 2000, "racks": 50, "scenario": "online", "network": "tcp",
-           "arrival_span_s": 900, "seed": args.seed, **main_run, "target_s": 60, "within_target": main_run["total_sim_s"] <= 60}
+           "arrival_span_s": 900, "seed": args.seed, **main_run, "target_s": 60, "within_target_wall": main_run["total_sim_s"] <= 60,
+           "within_target_cpu": main_run["total_cpu_s"] <= 60}
     if args.full:
         out["scaling"] = [timed_runs(n, args.seed) for n in (50, 100, 500, 1000, 2000)]
+    out["load_average_1min"] = os.getloadavg()[0]  # other processes on the 2 cores inflate wall_s, not cpu_s
     print(json.dumps(out))
 
 
