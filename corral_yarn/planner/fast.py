@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from corral_yarn.errors import PlanningError
-from corral_yarn.planner.provisioning import SAFETY, area_sums, duration_sums, lower_bounds, provisioning
+from corral_yarn.planner.provisioning import SAFETY, lower_bounds, provisioning
 from corral_yarn.planner.reference import prioritize
 from corral_yarn.planner.schedule import Scenario, Schedule, effective_arrival
 
@@ -42,9 +42,12 @@ class Prefix:
     duration_sum: float  # sum of L_j(r_j) so far
     area: float  # sum of r_j L_j(r_j) so far
 
-    def changed_by(self, old: Key, new: Key) -> bool:
-        """Whether moving one job from sort key ``old`` to ``new`` changes this prefix."""
-        return self.last_key is not None and (old <= self.last_key or new < self.last_key)
+    def changed_by(self, lowest_new_key: Key) -> bool:
+        """Whether widening jobs, the lowest of whose new sort keys is given, changes this prefix.
+
+        A widened job's key only decreases (-r_j drops), so it moves into or within the prefix iff
+        its new key sorts before the prefix's last key."""
+        return self.last_key is not None and lowest_new_key < self.last_key
 
 
 # a saved prefix state: the Prefix and the free-time groups as (-F ascending, racks)
@@ -57,13 +60,14 @@ class IncrementalPrioritization:
     The order is the sorted list of the jobs' sort keys; widening only records the move, and the
     list is brought up to date when a candidate is actually prioritized."""
 
-    def __init__(self, scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], checkpoint_every: int) -> None:
+    def __init__(self, scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], counts: NDArray[np.int64], checkpoint_every: int) -> None:
         n_jobs, self.n_racks = latency.shape
         self.online = scenario == "online"
         self.checkpoint_every = checkpoint_every  # jobs between saved prefix states and give-up tests
         effective = effective_arrival(scenario, arrival).tolist()
         # batch: widest first, then longest; online: earliest arrival first, then as batch (§4.3.4)
-        self.key: list[Key] = [(a, -1, -d, j) for j, (a, d) in enumerate(zip(effective, latency[:, 0].tolist()))]
+        durations = latency[np.arange(n_jobs), counts - 1].tolist()
+        self.key: list[Key] = [(a, -c, -d, j) for j, (a, c, d) in enumerate(zip(effective, counts.tolist(), durations))]
         self.order = sorted(self.key)  # the prioritization order
         self.moved: dict[int, Key] = {}  # jobs whose key changed since ``order`` was sorted: old key
         self.arrival_by_position = sorted(effective)  # the online order starts with A_j
@@ -74,14 +78,22 @@ class IncrementalPrioritization:
         self.given_up: Prefix | None = None  # a prefix that proved the candidates sharing it cannot win
         self.doomed_from = math.inf  # ... when their total work is at least this
 
-    def widen(self, j: int, duration: float) -> None:
-        """r_j += 1, now lasting ``duration``: forget the prefix states the move changes."""
-        old = self.key[j]
-        self.moved.setdefault(j, old)
-        new = self.key[j] = (old[0], old[1] - 1, -duration, j)
-        while self.checkpoints[-1][0].changed_by(old, new):
+    def widen(self, jobs: list[int], durations: list[float]) -> None:
+        """r_j += 1 for each job in turn, lasting its duration: forget the prefix states this changes."""
+        if not jobs:
+            return
+        key, moved = self.key, self.moved
+        new_keys = []
+        for j, duration in zip(jobs, durations):
+            old = key[j]
+            if j not in moved:
+                moved[j] = old
+            key[j] = (old[0], old[1] - 1, -duration, j)
+            new_keys.append(key[j])
+        lowest = min(new_keys)
+        while self.checkpoints[-1][0].changed_by(lowest):
             self.checkpoints.pop()
-        if self.given_up is not None and self.given_up.changed_by(old, new):
+        if self.given_up is not None and self.given_up.changed_by(lowest):
             self.given_up, self.doomed_from = None, math.inf
 
     def _sort(self) -> None:
@@ -176,27 +188,49 @@ def _check(latency: NDArray[np.float64], arrival: NDArray[np.float64]) -> None:
 CHECKPOINT_EVERY: dict[Scenario, int] = {"batch": 32, "online": 8}
 
 
+PROBES = 4  # candidates with the lowest objective bounds evaluated first, for a good incumbent
+
+
+def _limit(best: float, winner: int, k: int) -> float:
+    """Candidate k wins iff its objective is below this: ties go to the earlier candidate."""
+    return math.nextafter(best, math.inf) if k < winner else best
+
+
+def _consider(run: IncrementalPrioritization, k: int, objective_bound: float, work: float, best: float, winner: int) -> tuple[float, int]:
+    """The best (objective, candidate) after looking at candidate k, the one ``run`` is at."""
+    limit = _limit(best, winner, k)
+    if k == winner or objective_bound >= limit or work >= run.doomed_from:
+        return best, winner
+    value = run.objective(limit, work)
+    return (value, k) if value is not None and value < limit else (best, winner)
+
+
 def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], checkpoint_every: int | None = None, steps_per_chunk: int = 1 << 16) -> Schedule:
     """Same contract and answer as ``reference.plan``: the first candidate with the best objective.
 
+    A few candidates with the lowest bounds are prioritized first, for a good incumbent; then every
+    candidate is visited in provisioning order, skipping those that provably cannot beat it.
     ``checkpoint_every`` and ``steps_per_chunk`` tune speed and memory only (tests make them small)."""
     _check(latency, arrival)
+    n_jobs = latency.shape[0]
+    every = checkpoint_every or CHECKPOINT_EVERY[scenario]
     prov = provisioning(latency)
     bounds = lower_bounds(scenario, latency, arrival, prov)
-    work_totals = duration_sums(latency, prov) if scenario == "online" else area_sums(latency, prov)
-    run = IncrementalPrioritization(scenario, latency, arrival, checkpoint_every or CHECKPOINT_EVERY[scenario])
-    first_value = run.objective(math.inf, work_totals[0])  # nothing gives up against an infinite best
-    best, winner = math.inf if first_value is None else first_value, 0
+    best, winner = math.inf, prov.candidates
+    for k in np.argsort(bounds.objective, kind="stable")[:PROBES].tolist():
+        probe = IncrementalPrioritization(scenario, latency, arrival, prov.counts(k, n_jobs), every)
+        best, winner = _consider(probe, k, float(bounds.objective[k]), float(bounds.work[k]), best, winner)
+    run = IncrementalPrioritization(scenario, latency, arrival, prov.counts(0, n_jobs), every)
+    best, winner = _consider(run, 0, float(bounds.objective[0]), float(bounds.work[0]), best, winner)
     for first in range(1, prov.candidates, steps_per_chunk):  # chunks bound the memory of Python lists
-        steps = slice(first - 1, min(first - 1 + steps_per_chunk, prov.candidates - 1))
-        jobs, counts = prov.widened[steps], prov.new_count[steps]
-        durations = latency[jobs, counts - 1].tolist()
-        here = slice(first, first + jobs.size)
-        for k, j, duration, bound, work_total in zip(range(here.start, here.stop), jobs.tolist(), durations, bounds[here].tolist(), work_totals[here].tolist()):
-            run.widen(j, duration)
-            if bound >= best or work_total >= run.doomed_from:
-                continue
-            value = run.objective(best, work_total)
-            if value is not None and value < best:
-                best, winner = value, k
-    return prioritize(scenario, latency, arrival, prov.counts(winner, latency.shape[0]))
+        last = min(first + steps_per_chunk, prov.candidates)  # candidates first .. last-1
+        jobs, counts = prov.widened[first - 1 : last - 1], prov.new_count[first - 1 : last - 1]
+        job_list, durations = jobs.tolist(), latency[jobs, counts - 1].tolist()
+        objective_bound, work = bounds.objective[first:last].tolist(), bounds.work[first:last].tolist()
+        applied = first - 1  # the last candidate whose widening ``run`` has seen
+        for k in (first + np.flatnonzero(bounds.objective[first:last] <= best)).tolist():  # the others cannot win
+            run.widen(job_list[applied - first + 1 : k - first + 1], durations[applied - first + 1 : k - first + 1])
+            applied = k
+            best, winner = _consider(run, k, objective_bound[k - first], work[k - first], best, winner)
+        run.widen(job_list[applied - first + 1 :], durations[applied - first + 1 :])
+    return prioritize(scenario, latency, arrival, prov.counts(winner, n_jobs))

@@ -91,15 +91,23 @@ def area_sums(latency: NDArray[np.float64], prov: Provisioning) -> NDArray[np.fl
     return _running_sums(latency[:, 0], prov.new_count * current, (prov.new_count - 1) * previous)
 
 
-def lower_bounds(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], prov: Provisioning) -> NDArray[np.float64]:
-    """Per candidate, a number no larger than its prioritized objective (even in float arithmetic).
+@dataclass(frozen=True)
+class CandidateBounds:
+    """Per candidate: a lower bound on its objective, and one on its total work."""
 
-    Batch: makespan >= max_j L_j(r_j) (exact) and >= sum_j r_j L_j(r_j) / R (rack-time area).
+    objective: NDArray[np.float64]  # never above the prioritized objective, even in float arithmetic
+    work: NDArray[np.float64]  # batch: sum_j r_j L_j(r_j); online: sum_j L_j(r_j)
+
+
+def lower_bounds(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], prov: Provisioning) -> CandidateBounds:
+    """Batch: makespan >= max_j L_j(r_j) (exact) and >= sum_j r_j L_j(r_j) / R (rack-time area).
     Online: each completion is at least L_j(r_j), so the mean completion >= mean_j L_j(r_j).
     """
     n_jobs, n_racks = latency.shape
     if scenario == "batch":
-        return np.maximum(prov.longest, _shrink(area_sums(latency, prov) / n_racks))
+        area = area_sums(latency, prov)
+        return CandidateBounds(np.maximum(prov.longest, _shrink(area / n_racks)), area)
+    durations = duration_sums(latency, prov)
     # completion = fl(fl(T + L) - A) >= L - 2^-52 (A + L): allow for it on every job
     slack = 4.0 * np.finfo(np.float64).eps * float(np.abs(arrival).sum())
-    return _shrink(_shrink(duration_sums(latency, prov) - slack) / n_jobs)
+    return CandidateBounds(_shrink(_shrink(durations - slack) / n_jobs), durations)

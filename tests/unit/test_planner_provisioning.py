@@ -43,14 +43,14 @@ def test_sequence_is_the_reference_widening_loop(instance: Instance) -> None:
 def test_bounds_never_exceed_the_prioritized_objective(instance: Instance, scenario: Scenario) -> None:
     latency, arrival = instance
     prov = provisioning(latency)
-    bounds = lower_bounds(scenario, latency, arrival, prov)
+    bounds = lower_bounds(scenario, latency, arrival, prov).objective
     for k in range(prov.candidates):
         assert bounds[k] <= prioritize(scenario, latency, arrival, prov.counts(k, latency.shape[0])).objective
 
 
 def test_batch_bounds_longest_job_and_rack_time_area() -> None:
     latency = np.array([[10.0, 6.0], [1.0, 1.0]])
-    bounds = lower_bounds("batch", latency, np.zeros(2), provisioning(latency))
+    bounds = lower_bounds("batch", latency, np.zeros(2), provisioning(latency)).objective
     assert bounds[0] == 10.0  # max_j L_j(1), exact
     assert 6.5 * (1 - 1e-8) < bounds[1] < 6.5  # job 0 on 2 racks: area (2 x 6 + 1) / 2, shrunk a little
     assert 7.0 * (1 - 1e-8) < bounds[2] < 7.0  # both on 2 racks: area (2 x 6 + 2 x 1) / 2
@@ -58,6 +58,6 @@ def test_batch_bounds_longest_job_and_rack_time_area() -> None:
 
 def test_online_bound_is_the_mean_duration() -> None:
     latency = np.array([[4.0, 3.0], [2.0, 2.0]])
-    bounds = lower_bounds("online", latency, np.array([0.0, 1.0]), provisioning(latency))
+    bounds = lower_bounds("online", latency, np.array([0.0, 1.0]), provisioning(latency)).objective
     assert bounds.tolist() == pytest.approx([3.0, 2.5, 2.5], rel=1e-8)
     assert np.all(bounds < [3.0, 2.5, 2.5])
