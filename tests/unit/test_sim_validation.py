@@ -79,3 +79,18 @@ def test_corral_confines_tasks_to_the_planned_racks():
     assert result.summary.local_map_fraction > 0.95
     yarn = simulate(cluster, workload, RunSpec("yarn-cs", scenario="batch"))
     assert result.summary.cross_rack_bytes_by_kind["shuffle"] < yarn.summary.cross_rack_bytes_by_kind["shuffle"]
+
+
+def test_dag_stages_run_in_order_and_match_the_critical_path():
+    from corral_yarn.contracts import JobSpec, StageSpec
+
+    def stage(name, after=()):
+        return StageSpec(name=name, input_bytes=20 * 128 * 2**20, shuffle_bytes=2e9, output_bytes=1e9, map_tasks=20, reduce_tasks=5,
+                         map_rate_bytes_per_s=50e6, reduce_rate_bytes_per_s=50e6, after=list(after))
+
+    job = JobSpec(name="dag", stages=[stage("extract"), stage("left", ["extract"]), stage("right", ["extract"]), stage("join", ["left", "right"])])
+    cluster = example_cluster(racks=2)
+    result = simulate(cluster, Workload(jobs=[job]), RunSpec("yarn-cs", scenario="batch", output_replication=1))
+    assert result.summary.map_tasks_run == 80 and result.summary.reduce_tasks_run == 20
+    ratio = result.jobs[0].completion_s / float(job_rack_latency(job, cluster, 2))
+    assert 0.9 <= ratio <= 1.2  # critical path extract -> left|right -> join, as MRCute's L_DAG
