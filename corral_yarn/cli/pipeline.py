@@ -11,8 +11,11 @@ from typing import Any
 
 from tqdm import tqdm
 
+from corral_yarn.cli.plan import plan_summary
+from corral_yarn.io import load_cluster, load_plan
 from corral_yarn.minicluster.launcher import StartOptions, load_description, start_cluster, stop_cluster
 from corral_yarn.pipeline.connections import connection_env
+from corral_yarn.pipeline.planning import CLUSTER, PLAN
 from corral_yarn.pipeline.demo import DemoPaths, LocalAirflow, prepare, run_pipeline, today
 from corral_yarn.report.html import fmt_percent
 
@@ -76,9 +79,13 @@ def _run_demo(args: argparse.Namespace) -> int:
 def demo_summary(summary: dict[str, Any], home: Path, paths: DemoPaths, seconds: float) -> str:
     """What the demo did, where its report is, and every job's locality in its racks."""
     version = summary["version"]
+    period = home / "periods" / version.split("-")[0]
+    plan = load_plan(period / PLAN)
     lines = [
         f"Planned and ran {summary['planned']} recurring jobs ({summary['succeeded']} succeeded) in {seconds:.0f} s.",
-        f"Plan report: {(home / 'periods' / version.split('-')[0] / 'report' / 'index.html').resolve()}",
+        plan_summary(plan, len(load_cluster(period / CLUSTER).racks), "fast"),
+        f"Plan: {(period / PLAN).resolve()}",
+        f"Plan report: {(period / 'report' / 'index.html').resolve()}",
         f"Published plan (HDFS): {paths.plans_dir}/{version}/",
         f"Run records: {(home / 'records' / version).resolve()}/",
         "",

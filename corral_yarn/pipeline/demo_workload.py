@@ -3,8 +3,9 @@ generated input for a period, and two weeks of generated history for the estimat
 
 Sized for a 2-core machine running the embedded cluster: a few MiB of input per job cut into 1 MiB
 blocks, so each job has a handful of map tasks. The history mimics what these jobs do on that
-cluster (input size with 4 % day-to-day noise, shuffle and output selectivities of the program,
-task rates of a few MB/s), so ``estimate -> plan`` predicts today's jobs from the previous days.
+cluster (input size with 4 % day-to-day noise; the selectivities and task rates measured in one demo
+run, where a map task's time is mostly its JVM's start), so ``estimate -> plan`` predicts today's jobs
+from the previous days.
 """
 
 from __future__ import annotations
@@ -22,8 +23,7 @@ from estimator.records import JobRun, TaskSample
 MIB = 1 << 20
 HISTORY_DAYS = 14
 NOISE = 0.04  # day-to-day input size noise (relative standard deviation)
-MAP_RATE = 2.0e6  # bytes a map task reads per second on the embedded cluster (approximate)
-REDUCE_RATE = 1.0e6  # reduce output bytes per second of the reduce phase (approximate)
+MAP_RATE = 4.0e4  # input bytes per second of a map task on the embedded cluster (measured: 34-52 kB/s)
 WORDS = [f"w{k:03d}" for k in range(400)] + ["ERROR", "WARN", "INFO", "timeout", "retry", "user", "click", "query"]
 
 
@@ -36,17 +36,18 @@ class DemoJob:
     reduces: int
     input_bytes: int
     time_of_day: timedelta
-    shuffle_ratio: float  # shuffle bytes / input bytes for this program on this data
-    output_ratio: float  # output bytes / shuffle bytes
+    shuffle_ratio: float  # shuffle bytes / input bytes for this program on this data (measured)
+    output_ratio: float  # output bytes / shuffle bytes (measured)
+    reduce_rate: float  # reduce output bytes per second of the reduce phase (measured)
     grep_pattern: str | None = None
     records: bool = False  # key<TAB>value lines (sort) rather than text
 
 
 DEMO_JOBS = (
-    DemoJob("clicks-wordcount", "wordcount", 2, 4 * MIB, timedelta(hours=1), 0.05, 1.0),
-    DemoJob("events-sort", "sort", 2, 3 * MIB, timedelta(hours=2), 1.05, 0.95, records=True),
-    DemoJob("errors-grep", "grep", 1, 4 * MIB, timedelta(hours=3), 0.001, 0.8, grep_pattern="ERROR|timeout"),
-    DemoJob("queries-wordcount", "wordcount", 1, 2 * MIB, timedelta(hours=4, minutes=30), 0.06, 1.0),
+    DemoJob("clicks-wordcount", "wordcount", 2, 4 * MIB, timedelta(hours=1), 0.0043, 0.23, 900.0),
+    DemoJob("events-sort", "sort", 2, 3 * MIB, timedelta(hours=2), 1.15, 0.87, 3.3e5, records=True),
+    DemoJob("errors-grep", "grep", 1, 4 * MIB, timedelta(hours=3), 4e-5, 0.15, 5.0, grep_pattern="ERROR|timeout"),
+    DemoJob("queries-wordcount", "wordcount", 1, 2 * MIB, timedelta(hours=4, minutes=30), 0.0043, 0.44, 900.0),
 )
 
 
@@ -98,13 +99,13 @@ def _run(job: DemoJob, submit: datetime, rng: random.Random) -> JobRun:
     output = int(shuffle * job.output_ratio)
     maps = max(1, math.ceil(input_bytes / MIB))
     start = submit + timedelta(seconds=rng.uniform(2, 6))
-    elapsed = 10 + input_bytes / (MAP_RATE * min(maps, 8)) + output / (REDUCE_RATE * job.reduces)
+    elapsed = 10 + MIB / MAP_RATE + output / (job.reduce_rate * job.reduces)
     return JobRun(
         run_id=f"demo:{job.key}:{submit:%Y%m%dT%H%M%S}", recurring_key=job.key, name=f"{job.key}-{submit:%Y-%m-%dT%H%M}",
         source="generated:corral-demo", submit_time=submit, start_time=start, finish_time=start + timedelta(seconds=elapsed),
         input_bytes=input_bytes, shuffle_bytes=shuffle, output_bytes=output, map_tasks=maps, reduce_tasks=job.reduces,
         map_task_samples=_tasks(input_bytes, maps, MAP_RATE, "demo-node"),
-        reduce_task_samples=_tasks(output, job.reduces, REDUCE_RATE, "demo-node"),
+        reduce_task_samples=_tasks(output, job.reduces, job.reduce_rate, "demo-node"),
     )
 
 

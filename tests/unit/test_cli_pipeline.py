@@ -9,6 +9,9 @@ import pytest
 
 from corral_yarn.cli import main
 from corral_yarn.cli.pipeline import demo_summary
+from corral_yarn.io import save
+from corral_yarn.planner.build import build_plan
+from corral_yarn.workloads import example_cluster, w1_like
 from corral_yarn.minicluster.launcher import SCHEMA_VERSION
 from corral_yarn.pipeline.demo import DemoPaths
 
@@ -36,7 +39,11 @@ def test_the_demo_summary_names_the_report_and_each_jobs_locality(tmp_path: Path
     summary = {"version": "20261121T000000Z-abc", "planned": 1, "succeeded": 1, "containers": 6, "containers_in_racks": 6,
                "container_share": 1.0, "blocks": 4, "blocks_with_replica_in_racks": 3, "block_share": 0.75, "replica_share": 0.25,
                "jobs": [{"job": "events-sort@x", "racks": ["/rack-a"], "priority": 1, "locality": loc}]}
+    period = tmp_path / "periods" / "20261121T000000Z"
+    cluster, workload = example_cluster(racks=2, machines_per_rack=2), w1_like(n_jobs=1, seed=0)
+    save(cluster, period / "cluster.json")
+    save(build_plan(workload, cluster, "batch"), period / "plan.json")
     text = demo_summary(summary, tmp_path, DemoPaths(tmp_path / "a", tmp_path / "p"), 300.4)
-    assert "in 300 s" in text
+    assert "in 300 s" in text and "Planned 1 jobs on 2 racks (batch scenario" in text
     assert str(tmp_path / "periods" / "20261121T000000Z" / "report" / "index.html") in text
     assert "6/6" in text and "3/4" in text and "75.0 %" in text
