@@ -66,7 +66,9 @@ def _running_sums(first: NDArray[np.float64], plus: NDArray[np.longdouble], minu
     terms = np.concatenate([[first.astype(ld).sum()], plus - minus])
     magnitude = np.cumsum(np.concatenate([[np.abs(first).astype(ld).sum()], np.abs(plus) + np.abs(minus)]))
     error = 2.0 * (np.arange(terms.size) + first.size + 2) * np.finfo(ld).eps * magnitude
-    return np.asarray(np.cumsum(terms) - error, dtype=np.float64)
+    low = np.cumsum(terms) - error
+    rounded = low.astype(np.float64)
+    return np.where(rounded > low, np.nextafter(rounded, -np.inf), rounded)  # round down
 
 
 def _shrink(x: NDArray[np.float64]) -> NDArray[np.float64]:

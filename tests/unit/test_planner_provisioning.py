@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import example, given, settings
@@ -42,10 +44,15 @@ def test_sequence_is_the_reference_widening_loop(instance: Instance) -> None:
 @example((np.array([[66.0, 1.4, 0.0]]), np.zeros(1)), "online")  # L(r) - L(r-1) rounds in float64
 def test_bounds_never_exceed_the_prioritized_objective(instance: Instance, scenario: Scenario) -> None:
     latency, arrival = instance
+    n_jobs = latency.shape[0]
     prov = provisioning(latency)
-    bounds = lower_bounds(scenario, latency, arrival, prov).objective
+    bounds = lower_bounds(scenario, latency, arrival, prov)
     for k in range(prov.candidates):
-        assert bounds[k] <= prioritize(scenario, latency, arrival, prov.counts(k, latency.shape[0])).objective
+        counts = prov.counts(k, n_jobs)
+        assert bounds.objective[k] <= prioritize(scenario, latency, arrival, counts).objective
+        durations = latency[np.arange(n_jobs), counts - 1].tolist()
+        weights = counts.tolist() if scenario == "batch" else [1] * n_jobs
+        assert bounds.work[k] <= math.fsum(d for d, w in zip(durations, weights) for _ in range(w))  # exact sum
 
 
 def test_batch_bounds_longest_job_and_rack_time_area() -> None:
