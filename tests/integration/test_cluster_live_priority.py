@@ -21,6 +21,7 @@ from corral_yarn.cluster.mapreduce import MapReduceJob
 
 pytestmark = pytest.mark.integration
 BLOCK = 65536
+SEPARATION_S = 10
 CONTAINER_MB = 1024  # a multiple of the scheduler's allocation unit, so requests are not rounded up
 
 
@@ -73,7 +74,15 @@ def test_higher_priority_job_gets_its_containers_first(minicluster: Any, tmp_pat
     wait_for("both AMs ask for task containers", lambda: all(asking_for_tasks(cluster, a.app_id) for a in apps.values()), 300)
     # Free one container's room; it must go to the higher priority. Then free the rest.
     cluster.rm.kill(blockers[0].app_id)
-    wait_for("the freed room is used", lambda: running_containers(cluster, apps["high"].app_id) + running_containers(cluster, apps["low"].app_id) > 2)
+    running: dict[str, int] = {}
+
+    def room_used() -> bool:
+        running.update({name: running_containers(cluster, a.app_id) for name, a in apps.items()})
+        return sum(running.values()) > 2
+
+    wait_for("the freed room is used", room_used)
+    assert running == {"low": 1, "high": 2}, running  # the AMs, and the one task container went to "high"
+    time.sleep(SEPARATION_S)  # so that the start times below cannot be confused by JVM start-up jitter
     for b in blockers[1:]:
         cluster.rm.kill(b.app_id)
     finals = {name: cluster.rm.wait(app.app_id, timeout_s=900) for name, app in apps.items()}
