@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from corral_yarn.contracts import Plan
 from corral_yarn.errors import InputError
 
-MAX_TAG_CHARS = 100  # YARN's limit on one application tag
+MAX_TAG_CHARS = 100  # yarn.resourcemanager.application.max-tag.length's default
+MAX_TAGS = 10  # yarn.resourcemanager.application.max-tags' default
 PLAN_PREFIX = "corral-plan:"
 JOB_PREFIX = "corral-job:"
 RACKS_TAG = re.compile(r"^corral-racks-(\d+):(.*)$")
@@ -41,6 +42,9 @@ class CorralTags:
         tags = [PLAN_PREFIX + self.plan_id, JOB_PREFIX + self.job, *_rack_tags(racks)]
         if too_long := [t for t in tags if len(t) > MAX_TAG_CHARS]:
             raise InputError(f"tag {too_long[0]!r} is longer than YARN's {MAX_TAG_CHARS} characters")
+        if len(tags) > MAX_TAGS:
+            raise InputError(f"{len(racks)} racks need {len(tags)} tags, more than YARN's default {MAX_TAGS} per application "
+                             "(raise yarn.resourcemanager.application.max-tags, see docs/rack-tags.md)")
         return [t.lower() for t in tags]
 
     @classmethod
