@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +12,10 @@ from tqdm import tqdm
 
 from corral_yarn.cli.plan import plan_summary
 from corral_yarn.io import load_cluster, load_plan
-from corral_yarn.minicluster.launcher import StartOptions, load_description, start_cluster, stop_cluster
+from corral_yarn.minicluster.launcher import load_description
 from corral_yarn.pipeline.connections import connection_env
+from corral_yarn.pipeline.demo import DemoPaths, run_demo
 from corral_yarn.pipeline.planning import CLUSTER, PLAN
-from corral_yarn.pipeline.demo import DemoPaths, LocalAirflow, prepare, run_pipeline, today
 from corral_yarn.report.html import fmt_percent
 
 DEMO_COMMAND = "pipeline-demo"  # becomes "demo" once the planner-only demo of cli/plan.py is renamed
@@ -51,28 +50,14 @@ def _print_connections(args: argparse.Namespace) -> int:
 
 
 def _run_demo(args: argparse.Namespace) -> int:
-    began = time.monotonic()
-    paths = DemoPaths(airflow_home=args.home / "airflow", pipeline_home=args.home / "pipeline")
-    owned = args.cluster_json is None
-    with tqdm(total=len(DEMO_STEPS) - (0 if owned else 2), desc="corral demo", unit="step", disable=None) as bar:
+    steps = len(DEMO_STEPS) - (0 if args.cluster_json is None else 2)
+    with tqdm(total=steps, desc="corral demo", unit="step", disable=None) as bar:
         def step(what: str) -> None:
             bar.set_postfix_str(what)
             bar.update()
 
-        out = args.home / "minicluster" / "cluster.json"
-        description = start_cluster(StartOptions(base_dir=args.home / "minicluster", out=out)) if owned else load_description(args.cluster_json.resolve())
-        try:
-            if owned:
-                step("cluster started")
-            period = today()
-            settings = prepare(paths, description, period)
-            step("workload prepared")
-            summary = run_pipeline(LocalAirflow(paths, description), settings, period, args.scenario, step)
-        finally:
-            if owned:
-                stop_cluster(out.resolve())
-                step("cluster stopped")
-    print(demo_summary(summary, settings.home, paths, time.monotonic() - began))
+        result = run_demo(args.home, args.cluster_json, args.scenario, step)
+    print(demo_summary(result.summary, result.settings.home, result.paths, max(result.step_ends.values())))
     return 0
 
 

@@ -15,12 +15,14 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Callable
 
 from corral_yarn.errors import CorralError
+from corral_yarn.minicluster.launcher import StartOptions, load_description, start_cluster, stop_cluster
 from corral_yarn.pipeline import demo_workload
 from corral_yarn.pipeline.connections import connection_env
 from corral_yarn.pipeline.settings import PipelineSettings
@@ -48,6 +50,10 @@ class DemoPaths:
     @property
     def logs(self) -> Path:
         return self.airflow_home / "demo-logs"
+
+    @classmethod
+    def under(cls, home: Path) -> DemoPaths:
+        return cls(airflow_home=home / "airflow", pipeline_home=home / "pipeline")
 
 
 def prepare(paths: DemoPaths, description: dict[str, Any], period_start: datetime) -> PipelineSettings:
@@ -84,7 +90,7 @@ class LocalAirflow:
         log_file = self.paths.logs / f"{what}.log"
         log_file.parent.mkdir(parents=True, exist_ok=True)
         log.info("running %s (log: %s)", what, log_file)
-        with open(log_file, "wb") as out:
+        with open(log_file, "ab") as out:  # a rerun appends to the same log
             done = subprocess.run([sys.executable, "-m", "airflow", *args], env=airflow_env(self.paths, self.description),
                                   stdout=out, stderr=subprocess.STDOUT, check=False)
         if done.returncode != 0:
@@ -133,3 +139,39 @@ def latest_summary(settings: PipelineSettings) -> dict[str, Any]:
 def today() -> datetime:
     """Midnight UTC today: the demo plans the current day."""
     return datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    """What one demo run did: the run summary, where the pipeline's state is, and each step's end time."""
+
+    summary: dict[str, Any]
+    settings: PipelineSettings
+    paths: DemoPaths
+    step_ends: dict[str, float]  # seconds since the demo began
+
+
+def run_demo(home: Path, cluster_json: Path | None = None, scenario: str = "batch",
+             step: Callable[[str], None] = lambda _: None) -> DemoResult:
+    """Start the embedded cluster under ``home`` (or use the running one ``cluster_json`` names), run the
+    pipeline on the bundled workload for today, and stop the cluster it started (also on failure)."""
+    began, ends = time.monotonic(), {}
+
+    def done(what: str) -> None:
+        ends[what] = round(time.monotonic() - began, 1)
+        step(what)
+
+    paths, out = DemoPaths.under(home), home / "minicluster" / "cluster.json"
+    description = start_cluster(StartOptions(base_dir=home / "minicluster", out=out)) if cluster_json is None else load_description(cluster_json.resolve())
+    try:
+        if cluster_json is None:
+            done("cluster started")
+        start = today()
+        settings = prepare(paths, description, start)
+        done("workload prepared")
+        summary = run_pipeline(LocalAirflow(paths, description), settings, start, scenario, done)
+    finally:
+        if cluster_json is None:
+            stop_cluster(out.resolve())
+            done("cluster stopped")
+    return DemoResult(summary, settings, paths, ends)
