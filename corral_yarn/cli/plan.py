@@ -148,10 +148,16 @@ def _run_demo(args: argparse.Namespace) -> int:
 
 
 def write_inputs(out: Path, cluster: ClusterSpec, workload: Workload) -> list[Path]:
-    """Write ``cluster.json`` and ``jobs.json`` into ``out``; returns their paths."""
+    """Write ``cluster.json`` and ``jobs.json`` into ``out`` (both or, as far as it can, neither)."""
     paths = [out / CLUSTER_FILE, out / JOBS_FILE]
+    new_cluster_file = not paths[0].exists()
     io.save(cluster, paths[0])
-    io.save(workload, paths[1])
+    try:
+        io.save(workload, paths[1])
+    except BaseException:
+        if new_cluster_file:
+            paths[0].unlink(missing_ok=True)
+        raise
     return paths
 
 

@@ -182,6 +182,13 @@ def test_plan_output_that_is_a_directory(good: dict, tmp_path: Path, capsys: pyt
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cluster.json", "jobs.json", "plan.json"]  # no temporary file left
 
 
+def test_example_writes_both_files_or_neither(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "jobs.json").mkdir()  # the second file cannot be written
+    assert main(["example", "--out", str(tmp_path), "--jobs", "2"]) == 2
+    assert_one_line_error(capsys, "jobs.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["jobs.json"]
+
+
 def test_no_traceback_from_the_installed_command(tmp_path: Path) -> None:
     (tmp_path / "jobs.json").write_text("[1, 2")
     (tmp_path / "cluster.json").write_text("{}")
