@@ -78,7 +78,7 @@ def simulate(cluster: ClusterSpec, workload: Workload, spec: RunSpec, plan: Plan
 def _job_runs(workload: Workload, racks: int, scenario: Scenario) -> list[JobRun]:
     runs = []
     for i, spec in enumerate(workload.jobs):
-        job = JobRun(spec=spec, index=i, arrival_s=spec.arrival_s if scenario == "online" else 0.0, key=())
+        job = JobRun(spec=spec, index=i, arrival_s=spec.arrival_s if scenario == "online" else 0.0, key=(), adhoc=spec.recurring_key is None)
         job.stages = {s.name: StageRun(spec=s, uid=64 * i + k, racks=racks) for k, s in enumerate(spec.stages)}
         runs.append(job)
     return runs

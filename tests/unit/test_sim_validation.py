@@ -94,3 +94,12 @@ def test_dag_stages_run_in_order_and_match_the_critical_path():
     assert result.summary.map_tasks_run == 80 and result.summary.reduce_tasks_run == 20
     ratio = result.jobs[0].completion_s / float(job_rack_latency(job, cluster, 2))
     assert 0.9 <= ratio <= 1.2  # critical path extract -> left|right -> join, as MRCute's L_DAG
+
+
+def test_adhoc_jobs_are_marked_for_every_scheduler():
+    from corral_yarn.sim.workloads import with_adhoc
+
+    mix = with_adhoc(w1_like(4, seed=1, arrival_span_s=60), w1_like(2, seed=2))
+    for scheduler in ("yarn-cs", "corral"):
+        result = simulate(example_cluster(), mix, RunSpec(scheduler))
+        assert [j.adhoc for j in result.jobs] == [False] * 4 + [True] * 2
