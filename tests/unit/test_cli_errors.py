@@ -192,7 +192,7 @@ def test_example_writes_both_files_or_neither(tmp_path: Path, capsys: pytest.Cap
 def test_no_traceback_from_the_installed_command(tmp_path: Path) -> None:
     (tmp_path / "jobs.json").write_text("[1, 2")
     (tmp_path / "cluster.json").write_text("{}")
-    run = subprocess.run([sys.executable, "-c", "import sys; from corral_yarn.cli import main; sys.exit(main())", *plan_args(tmp_path)],
+    run = subprocess.run([sys.executable, "-m", "corral_yarn.cli", *plan_args(tmp_path)],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 2
     assert run.stderr.count("\n") == 1 and run.stderr.startswith("corral: error: ") and "Traceback" not in run.stderr
