@@ -189,7 +189,7 @@ def test_example_writes_both_files_or_neither(tmp_path: Path, capsys: pytest.Cap
     assert sorted(p.name for p in tmp_path.iterdir()) == ["jobs.json"]
 
 
-def test_no_traceback_from_the_installed_command(tmp_path: Path) -> None:
+def test_no_traceback_in_a_separate_process(tmp_path: Path) -> None:
     (tmp_path / "jobs.json").write_text("[1, 2")
     (tmp_path / "cluster.json").write_text("{}")
     run = subprocess.run([sys.executable, "-m", "corral_yarn.cli", *plan_args(tmp_path)],
