@@ -35,6 +35,8 @@ def parse(model: type[M], data: Any, source: str = "input") -> M:
         err = exc.errors()[0]
         field = _field_path(err["loc"]) or model.__name__
         msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "too_short" and err.get("ctx", {}).get("actual_length") == 0:
+            msg = f"is empty; give at least {err['ctx']['min_length']}"
         got = err.get("input")
         detail = f" (got {got!r})" if err["type"] != "missing" and not isinstance(got, (dict, list)) else ""
         raise InputError(f"{msg}{detail}", field=f"{source}: {field}") from None

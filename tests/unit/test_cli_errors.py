@@ -58,7 +58,7 @@ BAD_INPUTS: dict[str, tuple[Callable[[dict], None], str]] = {
     "duplicate rack names": (_duplicate_racks, "cluster.json: ClusterSpec: duplicate rack names ['/rack-00']"),
     "duplicate machine names": (_duplicate_machines, "cluster.json: racks[1]: duplicate machine names ['r01m00']"),
     "DAG with a cycle": (_dag_cycle, "jobs.json: jobs[0]: the stages form a cycle: main -> second -> main"),
-    "empty job list": (_empty_jobs, "jobs.json: jobs: List should have at least 1 item"),
+    "empty job list": (_empty_jobs, "jobs.json: jobs: is empty; give at least 1"),
     "infinite size": (_infinite_size, "jobs.json: jobs[3].stages[0].output_bytes: Input should be a finite number"),
 }
 

@@ -154,7 +154,7 @@ def test_find_cycle() -> None:
 
 
 def test_empty_job_list() -> None:
-    assert "jobs: List should have at least 1 item" in error_of(Workload, {"jobs": []})
+    assert "jobs: is empty; give at least 1" in error_of(Workload, {"jobs": []})
 
 
 def test_duplicate_job_names() -> None:
