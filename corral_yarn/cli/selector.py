@@ -70,7 +70,7 @@ def _select_sim(args: argparse.Namespace) -> int:
         outlier_mean_slowdown=args.outlier_slowdown, seed=args.seed,
     )
     rules = CandidateRules(slack=args.slack, max_bandwidth=args.nic_mbps * MBPS, max_candidates=args.max_candidates)
-    with tqdm(total=args.requests * len(strategies), unit="req", disable=args.no_progress, desc="select-sim") as bar:
+    with tqdm(total=args.requests * len(strategies), unit="req", disable=args.no_progress, desc="select-sim", delay=1.0) as bar:
         result = simulate(topology, config, rules, strategies, disk_bytes_per_s=args.disk_mbps * MBPS,
                           warmup_fraction=args.warmup_fraction, progress=bar.update)
     text = result.model_dump_json(indent=2) + "\n"

@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from corral_yarn.contracts import ClusterSpec, JobSpec, Rack
 from corral_yarn.errors import InputError
+from corral_yarn.io import parse
 from corral_yarn.model import dag_latency, reservation_latency
 from corral_yarn.selector.tree import VirtualCluster
 
@@ -61,18 +62,18 @@ class CandidateSpace:
 def vm_profile(disk_bytes_per_s: float, map_slots: int = 1, reduce_slots: int = 1) -> ClusterSpec:
     """The VM shape MRCute's <N, B> model needs: in <N, B> a "machine" is a VM (§3.1.2).
 
-    ``reservation_latency`` reads only slots per machine and the disk bandwidth; the rack and the
+    ``reservation_latency`` reads only slots per machine and the disk bandwidth; the rack, NIC and
     oversubscription below are placeholders the contract requires.
     """
-    return ClusterSpec(
-        name="vm",
-        racks=[Rack(name="/virtual-cluster", machines=["vm"])],
-        map_slots_per_machine=map_slots,
-        reduce_slots_per_machine=reduce_slots,
-        nic_bandwidth_bytes_per_s=disk_bytes_per_s,
-        disk_bandwidth_bytes_per_s=disk_bytes_per_s,
-        oversubscription=2.0,
-    )
+    return parse(ClusterSpec, {
+        "name": "vm",
+        "racks": [Rack(name="/virtual-cluster", machines=["vm"])],
+        "map_slots_per_machine": map_slots,
+        "reduce_slots_per_machine": reduce_slots,
+        "nic_bandwidth_bytes_per_s": 1.0,
+        "disk_bandwidth_bytes_per_s": disk_bytes_per_s,
+        "oversubscription": 2.0,
+    }, source="VM profile")
 
 
 def latency(job: JobSpec, profile: ClusterSpec, vms: NDArray[np.int64], bandwidth: NDArray[np.int64]) -> NDArray[np.float64]:

@@ -136,7 +136,7 @@ def simulate(
     §4.4.3); otherwise they are generated once and shared by the strategies.
     """
     if not 0 <= warmup_fraction < 1:
-        raise InputError("warmup_fraction must be in [0, 1)", field="warmup_fraction")
+        raise InputError("must be in [0, 1)", field="warmup_fraction")
     profile = vm_profile(disk_bytes_per_s)
     requests = generate_requests(config, profile, topology.vms)
 

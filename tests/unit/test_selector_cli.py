@@ -34,4 +34,7 @@ def test_errors_are_one_line_and_write_nothing(tmp_path, capsys):
     assert main([*SMALL, "--occupancy", "0", "--out", str(out)]) == 2
     assert "occupancy" in capsys.readouterr().err
     assert main([*SMALL, "--oversubscription", "0.5", "--out", str(out)]) == 2
+    assert main([*SMALL, "--disk-mbps", "0", "--out", str(out)]) == 2
+    assert "disk_bandwidth_bytes_per_s" in capsys.readouterr().err.splitlines()[-1]
+    assert main([*SMALL, "--warmup-fraction", "1", "--out", str(out)]) == 2
     assert not out.exists()
