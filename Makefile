@@ -3,28 +3,39 @@ SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
+JAVA_SOURCES := $(shell find java_patch/src -type f 2>/dev/null) java_patch/pom.xml
 
-.PHONY: setup demo test unit bench clean
+.PHONY: setup demo test unit java-verify bench clean
 
-setup: $(VENV)/.installed
+setup: $(VENV)/.installed java_patch/target/.built
 
 $(VENV)/.installed: pyproject.toml
+	scripts/bootstrap.sh
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -e '.[test]'
 	touch $@
 
+java_patch/target/.built: $(JAVA_SOURCES)
+	scripts/bootstrap.sh
+	java_patch/build.sh package
+	touch $@
+
 demo: setup
 	$(VENV)/bin/corral demo
 
-test: setup
+# Everything: the JUnit suite (mvn verify), then pytest (unit and integration on the embedded cluster).
+test: setup java-verify
 	$(PY) -m pytest
 
-unit: setup
+java-verify:
+	java_patch/build.sh verify
+
+unit: $(VENV)/.installed
 	$(PY) -m pytest -m "not integration"
 
 bench: setup
-	for b in benchmarks/bench_*.py; do $(PY) $$b; done
+	for b in benchmarks/bench_*.py; do echo "== $$b" >&2; $(PY) $$b; done
 
 clean:
-	rm -rf $(VENV) .corral build *.egg-info
+	rm -rf $(VENV) .corral build *.egg-info java_patch/target

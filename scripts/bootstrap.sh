@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs what corral-yarn needs from outside Python: a JDK 17 and Maven (Debian packages), if absent.
+# Run by `make setup`; safe to run again.
+set -euo pipefail
+missing=()
+command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || missing+=(maven)
+if ((${#missing[@]})); then
+  echo "bootstrap: installing ${missing[*]} with apt-get" >&2
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}"
+fi
+python3 -c 'import sys; assert sys.version_info >= (3, 11), "corral-yarn needs Python >= 3.11"'
