@@ -136,11 +136,15 @@ class Datacenter:
     topology: Topology
     free_slots: list[Ints] = field(init=False)
     free_link: list[Ints] = field(init=False)
+    _slot_capacity: list[int] = field(init=False, repr=False)
+    _link_capacity: list[int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         t = self.topology
-        self.free_slots = [np.full(t.nodes(lvl), t.slot_capacity(lvl), np.int64) for lvl in range(t.levels)]
-        self.free_link = [np.full(t.nodes(lvl), t.link_capacity(lvl), np.int64) for lvl in range(t.levels)]
+        self._slot_capacity = [t.slot_capacity(lvl) for lvl in range(t.levels)]
+        self._link_capacity = [t.link_capacity(lvl) for lvl in range(t.levels)]
+        self.free_slots = [np.full(t.nodes(lvl), self._slot_capacity[lvl], np.int64) for lvl in range(t.levels)]
+        self.free_link = [np.full(t.nodes(lvl), self._link_capacity[lvl], np.int64) for lvl in range(t.levels)]
 
     @classmethod
     def with_residual(cls, topology: Topology, machine_slots: Ints, links: list[Ints]) -> Datacenter:
@@ -220,24 +224,22 @@ class Datacenter:
             room[row, best] = 0
             next_heavy = int(index[row, best])
         order = np.argsort(-room, axis=1, kind="stable")  # largest first: the fewest links touched
-        sorted_room = np.take_along_axis(room, order, axis=1)
+        rows = np.arange(len(parents))[:, None]
+        sorted_room = room[rows, order]
         left = (targets - given.sum(axis=1))[:, None]
-        fill = np.clip(left - (np.cumsum(sorted_room, axis=1) - sorted_room), 0, sorted_room)
-        np.put_along_axis(room, order, fill, axis=1)
-        given += room
+        given[rows, order] += np.clip(left - (np.cumsum(sorted_room, axis=1) - sorted_room), 0, sorted_room)
         used = given > 0
         return index[used], given[used], next_heavy
 
     def imbalance(self, allocation: Allocation) -> float:
         """Sum of (1 - u)^2 over the machines, racks, pods and links the allocation touches (§4.2.1)."""
-        t, total = self.topology, 0.0
-        for lvl in range(t.levels):
+        total = 0.0
+        for lvl in range(self.topology.levels):
             nodes, counts = allocation.nodes[lvl], allocation.counts[lvl]
-            total += float(np.sum(((self.free_slots[lvl][nodes] - counts) / t.slot_capacity(lvl)) ** 2))
-            reserved = allocation.reserved(lvl)
-            touched = reserved > 0
-            left = self.free_link[lvl][nodes[touched]] - reserved[touched]
-            total += float(np.sum((left / t.link_capacity(lvl)) ** 2))
+            total += float(np.sum(((self.free_slots[lvl][nodes] - counts) / self._slot_capacity[lvl]) ** 2))
+            if lvl < allocation.host_level:  # every node below the host reserves min(m, N - m) x B > 0
+                left = self.free_link[lvl][nodes] - allocation.reserved(lvl)
+                total += float(np.sum((left / self._link_capacity[lvl]) ** 2))
         return total
 
     def commit(self, allocation: Allocation) -> None:
