@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
+from corral_yarn.cluster.apps import FileResource, YarnApp
 from corral_yarn.cluster.mapreduce import ClientConfiguration, MapReduceJob, MapReduceSubmitter, job_xml
+from corral_yarn.cluster.tags import CorralTags
 from corral_yarn.errors import InputError
 from corral_yarn.io import parse
 
@@ -106,3 +108,25 @@ def test_job_description_errors_name_the_field() -> None:
 def test_default_fs_must_be_hdfs() -> None:
     with pytest.raises(InputError, match="not an hdfs:// URL"):
         _ = ClientConfiguration({"fs.defaultFS": "file:///"}, []).default_fs
+
+
+class FakeHdfs:
+    """WebHDFS status answers for the local-resource lookups of a YarnApp."""
+
+    def __init__(self, files: dict[str, dict[str, int]]) -> None:
+        self.files = files
+
+    def status(self, path: str, strict: bool = True) -> dict[str, int] | None:
+        return self.files.get(path)
+
+
+def test_yarn_app_resources_take_size_and_timestamp_from_hdfs() -> None:
+    app = YarnApp(name="ds", command="run", local_resources=[FileResource(key="AppMaster.jar", path="/apps/ds.jar")])
+    hdfs = FakeHdfs({"/apps/ds.jar": {"length": 43004, "modificationTime": 1405452071209}})
+    body = app.submission(hdfs, "hdfs://nn:8020/", CorralTags("p", "ds", ("/rack-a",)), priority=2).to_json("application_1_1")  # type: ignore[arg-type]
+    [entry] = body["am-container-spec"]["local-resources"]["entry"]
+    assert entry == {"key": "AppMaster.jar", "value": {"resource": "hdfs://nn:8020/apps/ds.jar", "type": "FILE",
+                                                         "visibility": "APPLICATION", "size": 43004, "timestamp": 1405452071209}}
+    assert body["priority"] == 2 and body["resource"] == {"memory": 512, "vCores": 1}
+    with pytest.raises(InputError, match="local resource 'AppMaster.jar': /apps/ds.jar does not exist"):
+        app.submission(FakeHdfs({}), "hdfs://nn:8020", CorralTags("p", "ds", ()))  # type: ignore[arg-type]
