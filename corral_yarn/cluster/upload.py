@@ -158,6 +158,9 @@ class RackAwareUploader:
             self.client.delete(target, recursive=True)
         self._rename(temp, target)
         log.info("uploaded %s: %d blocks, %.0f%% with a replica in %s", target, report.blocks, 100 * report.share_in_rack_set, racks)
+        if datanodes and report.share_in_rack_set < 1.0:
+            log.warning("%s: %d of %d blocks have no replica in %s (the NameNode found no good DataNode there for them)",
+                        target, report.blocks - report.blocks_in_rack_set, report.blocks, racks)
         return PlacementReport(**{**report.__dict__, "target": target})
 
     def _discard(self, temp: str) -> None:
