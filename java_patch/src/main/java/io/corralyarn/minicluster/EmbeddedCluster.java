@@ -168,8 +168,12 @@ public final class EmbeddedCluster implements AutoCloseable {
     for (ClusterLayout.Node node : layout.nodes()) {
       startNodeManager(node);
     }
-    int expected = layout.nodes().size();
-    await("all " + expected + " NodeManagers RUNNING in the ResourceManager",
+    awaitRunningNodeManagers(layout.nodes().size());
+  }
+
+  /** Waits until the ResourceManager sees {@code expected} NodeManagers RUNNING. */
+  public void awaitRunningNodeManagers(int expected) throws InterruptedException {
+    await(expected + " NodeManagers RUNNING in the ResourceManager",
         () -> runningNodeManagers() == expected);
   }
 

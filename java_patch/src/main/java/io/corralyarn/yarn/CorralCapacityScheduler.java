@@ -90,8 +90,11 @@ public class CorralCapacityScheduler extends CapacityScheduler {
         break;
       case APP_ATTEMPT_ADDED:
         super.handle(event);
-        enforce(((AppAttemptAddedSchedulerEvent) event).getApplicationAttemptId()
-            .getApplicationId());
+        ApplicationId attemptApp = ((AppAttemptAddedSchedulerEvent) event)
+            .getApplicationAttemptId().getApplicationId();
+        if (rackSets.containsKey(attemptApp)) {
+          enforce(attemptApp, RackCensus.of(rmContext));
+        }
         break;
       case APP_REMOVED:
         super.handle(event);
@@ -100,7 +103,8 @@ public class CorralCapacityScheduler extends CapacityScheduler {
       case NODE_ADDED:
       case NODE_REMOVED:
         super.handle(event);
-        rackSets.keySet().forEach(this::enforce);
+        RackCensus census = RackCensus.of(rmContext);
+        rackSets.keySet().forEach(appId -> enforce(appId, census));
         break;
       default:
         super.handle(event);
@@ -112,7 +116,9 @@ public class CorralCapacityScheduler extends CapacityScheduler {
       List<SchedulingRequest> schedulingRequests, List<ContainerId> release,
       List<String> blacklistAdditions, List<String> blacklistRemovals,
       ContainerUpdates updateRequests) {
-    enforce(attemptId.getApplicationId());
+    if (rackSets.containsKey(attemptId.getApplicationId())) {
+      enforce(attemptId.getApplicationId(), RackCensus.of(rmContext));
+    }
     return super.allocate(attemptId, ask, schedulingRequests, release, blacklistAdditions,
         blacklistRemovals, updateRequests);
   }
@@ -143,14 +149,13 @@ public class CorralCapacityScheduler extends CapacityScheduler {
   }
 
   /** Brings the application's blacklist in line with its rack set and the racks' health. */
-  private void enforce(ApplicationId appId) {
+  private void enforce(ApplicationId appId, RackCensus census) {
     Set<String> racks = rackSets.get(appId);
     SchedulerApplication<FiCaSchedulerApp> app = getSchedulerApplications().get(appId);
     FiCaSchedulerApp attempt = app == null ? null : app.getCurrentAppAttempt();
     if (racks == null || attempt == null) {
       return;
     }
-    RackCensus census = RackCensus.of(rmContext);
     String liftReason = liftReason(appId, racks, attempt, census);
     List<String> outside = liftReason == null ? census.racksOutside(racks) : List.of();
     List<String> inside = new ArrayList<>(census.allRacks());

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
 
+import io.corralyarn.minicluster.ClusterLayout;
 import io.corralyarn.minicluster.EmbeddedCluster;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -17,7 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The Corral scheduler on a real ResourceManager and NodeManagers (3 racks x 2 nodes, each node
- * 4 containers, so a rack holds 8 and the cluster 24).
+ * 4 containers, so a rack holds 8 and the cluster 24). Each test kills its applications and
+ * leaves the cluster as it found it, so the tests run in any order.
  */
 class CorralCapacitySchedulerTest {
 
@@ -108,6 +110,33 @@ class CorralCapacitySchedulerTest {
       low.observe(3);
       assertEquals(3, low.allocated().size(), "the freed slots went to the higher priority");
       assertEquals(Set.of("/rack-a"), racksOf(cluster, high.allocatedHosts()));
+    }
+  }
+
+  @Test
+  void restrictionIsLiftedWhileHalfOfTheRackIsLost() throws Exception {
+    try (YarnTestApp app = YarnTestApp.submit(cluster, Set.of("corral-racks-0:/rack-c"), 0)) {
+      app.request(3);
+      app.awaitAllocated(3);
+      assertEquals(Set.of("/rack-c"), racksOf(cluster, app.allocatedHosts()));
+      app.release(3);
+      long before = metrics(cluster).getRackSetFallbacks();
+
+      ClusterLayout.Node other = cluster.layout().nodes().stream()
+          .filter(n -> n.rack().equals("/rack-c") && !n.host().equals(app.amHost()))
+          .findFirst().orElseThrow();
+      cluster.stopNodeManager(other);
+      try {
+        app.request(10);
+        app.awaitAllocated(10);
+        assertEquals(before + 1, metrics(cluster).getRackSetFallbacks());
+        assertTrue(racksOf(cluster, app.allocatedHosts()).size() >= 2,
+            "with one of two rack-c nodes left the app must be able to use other racks");
+        assertTrue(app.allocatedHosts().stream().noneMatch(other.host()::equals));
+      } finally {
+        cluster.startNodeManager(other);
+        cluster.awaitRunningNodeManagers(cluster.layout().nodes().size());
+      }
     }
   }
 }
