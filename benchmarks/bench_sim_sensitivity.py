@@ -20,25 +20,25 @@ from corral_yarn.sim.experiments import reduction
 from corral_yarn.sim.run import RunSpec, plan_for, simulate
 import numpy as np
 
-from corral_yarn.sim.workloads import perturb, testbed_cluster, with_adhoc
+from corral_yarn.sim.workloads import perturb, scale_sizes, testbed_cluster, with_adhoc
 from corral_yarn.workloads import w1_like
 
 SPAN_S, BACKGROUND, START_ERROR_S = 3600.0, 0.5, 240.0
 
 
-def pair(predicted, actual, seed):
+def pair(predicted, actual, seed, replication):
     cluster = testbed_cluster()
     plan = plan_for(predicted, cluster, "online")
-    yarn = simulate(cluster, actual, RunSpec("yarn-cs", "tcp", "online", seed, BACKGROUND)).summary
-    corral = simulate(cluster, actual, RunSpec("corral", "tcp", "online", seed, BACKGROUND), plan=plan).summary
+    yarn = simulate(cluster, actual, RunSpec("yarn-cs", "tcp", "online", seed, BACKGROUND, replication)).summary
+    corral = simulate(cluster, actual, RunSpec("corral", "tcp", "online", seed, BACKGROUND, replication), plan=plan).summary
     return yarn, corral
 
 
-def adhoc_mix(seed: int) -> dict[str, float]:
+def adhoc_mix(seed: int, scale: float, replication: int) -> dict[str, float]:
     cluster = testbed_cluster()
-    mix = with_adhoc(w1_like(100, seed=seed, arrival_span_s=SPAN_S), w1_like(50, seed=seed + 100))
-    yarn = simulate(cluster, mix, RunSpec("yarn-cs", "tcp", "online", seed, BACKGROUND))
-    corral = simulate(cluster, mix, RunSpec("corral", "tcp", "online", seed, BACKGROUND))
+    mix = scale_sizes(with_adhoc(w1_like(100, seed=seed, arrival_span_s=SPAN_S), w1_like(50, seed=seed + 100)), scale)
+    yarn = simulate(cluster, mix, RunSpec("yarn-cs", "tcp", "online", seed, BACKGROUND, replication))
+    corral = simulate(cluster, mix, RunSpec("corral", "tcp", "online", seed, BACKGROUND, replication))
 
     def stat(result, adhoc: bool, what) -> float:
         return float(what(np.array(result.completions(adhoc=adhoc))))
@@ -57,28 +57,31 @@ def main() -> None:
     parser.add_argument("--full", action="store_true", help="more error and load points")
     parser.add_argument("--jobs", type=int, default=100, help="jobs per hour for the error sweeps (default 100)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply every job's bytes (default 1)")
+    parser.add_argument("--replication", type=int, choices=(1, 2, 3), default=3, help="HDFS replication of job output (default 3)")
     args = parser.parse_args()
     t = time.perf_counter()
-    base = w1_like(args.jobs, seed=args.seed, arrival_span_s=SPAN_S)
+    base = scale_sizes(w1_like(args.jobs, seed=args.seed, arrival_span_s=SPAN_S), args.scale)
     sizes, fractions, loads = ((0.0, 0.1, 0.25, 0.5), (0.0, 0.25, 0.5), (50, 100, 200, 300)) if args.full else ((0.0, 0.5), (0.5,), (50, 200))
     size_error = {}
     for x in sizes:
-        yarn, corral = pair(base, perturb(base, size_error=x, seed=args.seed + 1), args.seed)
+        yarn, corral = pair(base, perturb(base, size_error=x, seed=args.seed + 1), args.seed, args.replication)
         size_error[f"{x:g}"] = round(reduction(corral.mean_completion_s, yarn.mean_completion_s), 4)
     start_error = {}
     for f in fractions:
-        yarn, corral = pair(base, perturb(base, arrival_error_s=START_ERROR_S, fraction=f, seed=args.seed + 2), args.seed)
+        yarn, corral = pair(base, perturb(base, arrival_error_s=START_ERROR_S, fraction=f, seed=args.seed + 2), args.seed, args.replication)
         start_error[f"{f:g}"] = round(reduction(corral.mean_completion_s, yarn.mean_completion_s), 4)
     load = {}
     for n in loads:
-        w = w1_like(n, seed=args.seed, arrival_span_s=SPAN_S)
-        yarn, corral = pair(w, w, args.seed)
+        w = scale_sizes(w1_like(n, seed=args.seed, arrival_span_s=SPAN_S), args.scale)
+        yarn, corral = pair(w, w, args.seed, args.replication)
         load[str(n)] = {"median_ratio": round(yarn.median_completion_s / corral.median_completion_s, 3),
                         "p90_ratio": round(yarn.p90_completion_s / corral.p90_completion_s, 3),
                         "mean_reduction": round(reduction(corral.mean_completion_s, yarn.mean_completion_s), 4)}
-    mix = adhoc_mix(args.seed)
+    mix = adhoc_mix(args.seed, args.scale, args.replication)
     print(json.dumps({
         "benchmark": "sim_sensitivity", "cluster": "testbed 7x30, 10 Gbps, 5:1, background 50 %", "jobs_per_hour": args.jobs, "seed": args.seed,
+        "scale": args.scale, "output_replication": args.replication,
         "mean_reduction_by_size_error": size_error, "mean_reduction_by_start_error_fraction": start_error, "start_error_s": START_ERROR_S,
         "load_jobs_per_hour": load, "adhoc_mix_100_recurring_50_adhoc": mix,
         "paper": {"size_error_up_to_50pct": "25-35 %", "start_error_f_0_to_50pct": "40 % -> 25 %", "load_200_per_hour": "median x2, p90 x1.5", "load_50_per_hour": "~1",
