@@ -17,7 +17,7 @@ import sys
 from collections import defaultdict
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import requests
@@ -161,7 +161,7 @@ class RackAwareUploader:
         if datanodes and report.share_in_rack_set < 1.0:
             log.warning("%s: %d of %d blocks have no replica in %s (the NameNode found no good DataNode there for them)",
                         target, report.blocks - report.blocks_in_rack_set, report.blocks, racks)
-        return PlacementReport(**{**report.__dict__, "target": target})
+        return replace(report, target=target)
 
     def _discard(self, temp: str) -> None:
         """Best effort: remove a failed copy now (a killed process leaves it for the next run to remove)."""
