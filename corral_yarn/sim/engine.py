@@ -47,7 +47,7 @@ class Policy(Protocol):
     name: str
 
     def prepare(self, job: JobRun) -> None: ...
-    def place(self, job: JobRun, stage: StageSpec, rng: np.random.Generator) -> placement.Racks: ...
+    def place(self, job: JobRun, stage: StageSpec, rng: np.random.Generator, stored: np.ndarray) -> placement.Racks: ...
     def admit(self, job: JobRun, sim: Simulator) -> None: ...
 
 
@@ -79,7 +79,7 @@ class Simulator:
             self.policy.prepare(job)
             for stage in job.stages.values():
                 if not stage.spec.after:
-                    self._place_input(stage, self.policy.place(job, stage.spec, self.rng))
+                    self._place_input(stage, self.policy.place(job, stage.spec, self.rng, self.stored))
             self.at(job.arrival_s, lambda job=job: self._arrive(job))
         while self.events or self.net.busy:
             t_event = self.events[0][0] if self.events else math.inf

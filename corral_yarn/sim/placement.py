@@ -22,17 +22,23 @@ def hdfs_default(blocks: int, racks: int, rng: np.random.Generator) -> Racks:
     return np.stack([first, second, second], axis=1)
 
 
-def corral(blocks: int, rack_set: Racks, racks: int, rng: np.random.Generator) -> Racks:
-    """Corral's policy (§4.1): one replica on a random rack of R_j, the other two on two other racks
-    drawn at random from the whole cluster (excluding the one chosen so far)."""
+def corral(blocks: int, rack_set: Racks, racks: int, rng: np.random.Generator, stored: NDArray[np.float64], block_bytes: float) -> Racks:
+    """Corral's policy: one replica on a random rack of R_j (§4.1); the other two on two other racks,
+    the least loaded ones by bytes stored so far, as Corral did in practice to balance data (§4.3.4).
+    ``stored`` (bytes per rack) is updated in place."""
     first = rack_set[rng.integers(0, rack_set.size, size=blocks)]
+    out = np.empty((blocks, 3), dtype=np.int64)
+    out[:, 0] = first
     if racks < 3:
-        return np.stack([first, (first + 1) % racks, (first + 1) % racks], axis=1)
-    # two distinct offsets in 1..racks-1 give two distinct racks other than the first
-    a = rng.integers(1, racks, size=blocks)
-    b = rng.integers(1, racks - 1, size=blocks)
-    b = np.where(b >= a, b + 1, b)
-    return np.stack([first, (first + a) % racks, (first + b) % racks], axis=1)
+        out[:, 1] = out[:, 2] = (first + 1) % racks
+    for b, f in enumerate(first):
+        stored[f] += block_bytes
+        load = stored.copy()
+        load[f] = np.inf
+        pair = np.argpartition(load, 1)[:2] if racks >= 3 else out[b, 1:]
+        out[b, 1:] = pair
+        stored[pair] += block_bytes
+    return out
 
 
 def from_outputs(blocks: int, output_by_rack: NDArray[np.float64], racks: int, rng: np.random.Generator) -> Racks:

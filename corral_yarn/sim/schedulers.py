@@ -36,7 +36,8 @@ class YarnCS:
     def prepare(self, job: JobRun) -> None:
         job.key = (1, job.arrival_s, job.index)
 
-    def place(self, job: JobRun, stage: StageSpec, rng: np.random.Generator) -> placement.Racks:
+    def place(self, job: JobRun, stage: StageSpec, rng: np.random.Generator, stored: np.ndarray) -> placement.Racks:
+        """Replicas of the stage's splits; ``stored`` holds the bytes on each rack so far."""
         return placement.hdfs_default(stage.map_tasks, self.racks, rng)
 
     def admit(self, job: JobRun, sim: Simulator) -> None:
@@ -68,10 +69,10 @@ class Corral(YarnCS):
         job.allowed[rack_set] = True
         job.key = (0, -priority, job.index)
 
-    def place(self, job: JobRun, stage: StageSpec, rng: np.random.Generator) -> placement.Racks:
+    def place(self, job: JobRun, stage: StageSpec, rng: np.random.Generator, stored: np.ndarray) -> placement.Racks:
         if job.rack_set is None:
-            return super().place(job, stage, rng)
-        return placement.corral(stage.map_tasks, job.rack_set, self.racks, rng)
+            return super().place(job, stage, rng, stored)
+        return placement.corral(stage.map_tasks, job.rack_set, self.racks, rng, stored.copy(), stage.input_bytes / stage.map_tasks)
 
 
 class LocalShuffle(Corral):
@@ -79,8 +80,8 @@ class LocalShuffle(Corral):
 
     name = "localshuffle"
 
-    def place(self, job: JobRun, stage: StageSpec, rng: np.random.Generator) -> placement.Racks:
-        return placement.hdfs_default(stage.map_tasks, self.racks, rng)
+    def place(self, job: JobRun, stage: StageSpec, rng: np.random.Generator, stored: np.ndarray) -> placement.Racks:
+        return YarnCS.place(self, job, stage, rng, stored)
 
 
 class ShuffleWatcher(YarnCS):
