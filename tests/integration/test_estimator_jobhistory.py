@@ -31,17 +31,15 @@ from estimator.store import HistoryStore
 pytestmark = pytest.mark.integration
 BLOCK = 65536
 RUNS = 4
-WORDS = [f"w{k:03d}" for k in range(400)]
+THESIS = Path("/work/shared/papers/004_d8478ea2bfad9d27.txt")
 
 
-def text(seed: int, size: int) -> str:
-    rng = random.Random(seed)
-    lines, total = [], 0
-    while total < size:
-        line = " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 14)))
-        lines.append(line)
-        total += len(line) + 1
-    return "\n".join(lines) + "\n"
+def thesis_text(run: int, size: int) -> bytes:
+    """A run's input: ``size`` bytes of whole lines of the thesis, starting a little later each run."""
+    text = THESIS.read_bytes() * 2
+    start = text.index(b"\n", run * 4096) + 1
+    chunk = text[start:start + size]
+    return chunk[: chunk.rindex(b"\n") + 1]
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +55,7 @@ def history(minicluster: dict[str, Any], tmp_path_factory: pytest.TempPathFactor
     job_ids = []
     for i in range(RUNS):
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S")
-        (local / f"in{i}.txt").write_text(text(i, 4 * BLOCK))
+        (local / f"in{i}.txt").write_bytes(thesis_text(i, 4 * BLOCK))
         base = f"/it/{tag}/run{i}"
         uploader.upload(local / f"in{i}.txt", f"{base}/in/data.txt", [rack], block_bytes=BLOCK)
         job = MapReduceJob(name=f"est-wordcount-{stamp}", jar=desc["examples_jar"], program="wordcount",
