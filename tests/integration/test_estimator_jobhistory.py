@@ -129,7 +129,7 @@ def test_fitted_parameters_predict_the_next_run(history: dict[str, Any], testbed
     }
     print("ESTIMATOR_INTEGRATION next_run " + json.dumps(figures))
     assert params.map_rate_bytes_per_s and params.reduce_rate_bytes_per_s
-    # measured 21 % and 43 % on a loaded 2-core host (docs/estimator.md); this only guards gross breakage
+    # measured 21-43 % on a loaded 2-core host (docs/estimator.md); this only guards gross breakage
     assert figures["mrcute_error"] < 0.75
 
 
@@ -157,4 +157,4 @@ def test_profiling_run_on_a_sample_predicts_the_full_job(history: dict[str, Any]
         "profile_overhead_s": overhead, "mrcute_plus_overhead_error": abs(predicted + overhead - actual) / actual,
     }
     print("ESTIMATOR_INTEGRATION profile " + json.dumps(figures))
-    assert figures["mrcute_error"] < 0.75  # measured 47 % (docs/estimator.md)
+    assert figures["mrcute_error"] < 0.75  # measured 42-47 % (docs/estimator.md)
