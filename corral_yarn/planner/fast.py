@@ -14,7 +14,7 @@ Only the winner is prioritized with rack identities, by the reference's own code
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, insort
+from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
 from itertools import accumulate
 from operator import mul
@@ -29,6 +29,7 @@ from corral_yarn.planner.schedule import Scenario, Schedule, effective_arrival
 
 # (A_j, -r_j, -L_j(r_j), j): sorting these gives the prioritization order, with A_j = 0 in batch
 Key = tuple[float, int, float, int]
+FULL_WIDTH_JOBS = 64  # at most this many later full-width jobs in an online give-up test
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ class IncrementalPrioritization:
         self.key: list[Key] = [(a, -c, -d, j) for j, (a, c, d) in enumerate(zip(effective, counts.tolist(), durations))]
         self.order = sorted(self.key)  # the prioritization order
         self.moved: dict[int, Key] = {}  # jobs whose key changed since ``order`` was sorted: old key
+        self.full_width = sorted(k for k in self.key if k[1] == -self.n_racks)  # jobs on all R racks
         self.arrival_by_position = sorted(effective)  # the online order starts with A_j
         self.arrival_before = [0.0, *accumulate(self.arrival_by_position)]
         self.arrival_total = math.fsum(abs(a) for a in effective)
@@ -90,6 +92,8 @@ class IncrementalPrioritization:
                 moved[j] = old
             key[j] = (old[0], old[1] - 1, -duration, j)
             new_keys.append(key[j])
+            if old[1] - 1 == -self.n_racks:
+                insort(self.full_width, key[j])
         lowest = min(new_keys)
         while self.checkpoints[-1][0].changed_by(lowest):
             self.checkpoints.pop()
@@ -118,12 +122,32 @@ class IncrementalPrioritization:
             free_sum = -sum(map(mul, neg_free, racks))
             margin = SAFETY * (best * self.n_racks + abs(free_sum) + abs(prefix.area))
             return best * self.n_racks - free_sum + prefix.area + margin
-        n_jobs, m, x = len(self.order), prefix.jobs, -neg_free[-1]
-        waits = bisect_left(self.arrival_by_position, x, m)  # later jobs that arrive before x
-        waiting = x * (waits - m) - (self.arrival_before[waits] - self.arrival_before[m])
-        margin = SAFETY * (best * n_jobs + prefix.completion_sum + n_jobs * abs(x) + 2.0 * self.arrival_total + abs(prefix.duration_sum))
+        n_jobs = len(self.order)
+        waiting, level = self._waiting_after(prefix, -neg_free[-1], -neg_free[0])
+        margin = SAFETY * (best * n_jobs + prefix.completion_sum + n_jobs * abs(level) + 2.0 * self.arrival_total + abs(prefix.duration_sum))
         limit = best * n_jobs + margin
         return -math.inf if prefix.completion_sum > limit else limit - prefix.completion_sum - waiting + prefix.duration_sum
+
+    def _waiting_after(self, prefix: Prefix, earliest_free: float, latest_free: float) -> tuple[float, float]:
+        """A lower bound on sum(T_j - A_j) over the jobs after ``prefix`` (online), and its last level.
+
+        Every later job starts at or after min_i F_i. A later job on all R racks (full width) starts
+        at or after max_i F_i, its arrival and the previous full-width job's finish, and every job
+        arriving after it starts after it finishes; up to FULL_WIDTH_JOBS of them are counted."""
+        first = 0 if prefix.last_key is None else bisect_right(self.full_width, prefix.last_key)
+        position, level, finish, waiting = prefix.jobs, earliest_free, latest_free, 0.0
+        for arrival, _, neg_duration, _ in self.full_width[first : first + FULL_WIDTH_JOBS]:
+            end = bisect_right(self.arrival_by_position, arrival, position)  # may come before it
+            waiting += self._waiting(level, position, end)
+            position = end
+            finish = (finish if finish >= arrival else arrival) - neg_duration
+            level = finish if finish > level else level
+        return waiting + self._waiting(level, position, len(self.order)), level
+
+    def _waiting(self, level: float, start: int, stop: int) -> float:
+        """sum of max(level - A, 0) over the positions start .. stop-1 (arrivals sorted by position)."""
+        waits = bisect_left(self.arrival_by_position, level, start, stop)
+        return level * (waits - start) - (self.arrival_before[waits] - self.arrival_before[start])
 
     def objective(self, best: float, work_total: float) -> float | None:
         """The current candidate's objective, or None once it provably cannot beat ``best``."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -11,6 +13,7 @@ from planner_instances import Instance, instances
 from corral_yarn.errors import PlanningError
 from corral_yarn.model import default_alpha, latency_table
 from corral_yarn.planner import fast, reference
+from corral_yarn.planner.provisioning import provisioning
 from corral_yarn.planner.schedule import SCENARIOS, Scenario
 from corral_yarn.workloads import example_cluster, w1_like
 
@@ -32,6 +35,25 @@ def test_fast_equals_reference(instance: Instance, scenario: Scenario) -> None:
 def test_fast_equals_reference_resuming_from_checkpoints(instance: Instance, scenario: Scenario, every: int, chunk: int) -> None:
     # tiny checkpoint intervals and chunks exercise resuming mid-order and chunk boundaries
     assert_same(scenario, *instance, checkpoint_every=every, steps_per_chunk=chunk)
+
+
+@settings(max_examples=200, deadline=None)
+@given(instances(max_jobs=10, max_racks=5), st.sampled_from(SCENARIOS), st.data())
+def test_no_prefix_gives_up_on_a_candidate_that_beats_the_best(instance: Instance, scenario: Scenario, data: st.DataObject) -> None:
+    # with "best" just above a candidate's objective, the give-up test must not fire on any prefix
+    latency, arrival = instance
+    n_jobs, n_racks = latency.shape
+    prov = provisioning(latency)
+    counts = prov.counts(data.draw(st.integers(0, prov.candidates - 1)), n_jobs)
+    objective = reference.prioritize(scenario, latency, arrival, counts).objective
+    durations = latency[np.arange(n_jobs), counts - 1].tolist()
+    weights = counts.tolist() if scenario == "batch" else [1] * n_jobs
+    work = math.fsum(d for d, w in zip(durations, weights) for _ in range(w))
+    run = fast.IncrementalPrioritization(scenario, latency, arrival, counts, checkpoint_every=1)
+    assert run.objective(math.inf, work) == objective
+    best = objective * (1 + 1e-6) + 1e-6
+    for prefix, neg_free, racks in run.checkpoints[1:]:
+        assert work < run.doomed_work(best, prefix, neg_free, racks), (prefix, objective)
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
