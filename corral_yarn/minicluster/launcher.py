@@ -69,6 +69,7 @@ class StartOptions:
     out: Path | None = None
     target_dir: Path = DEFAULT_TARGET
     timeout_s: float = 300.0
+    exit_with: int | None = None  # pid whose end also stops the cluster (test sessions)
 
     @property
     def description_path(self) -> Path:
@@ -109,6 +110,8 @@ def start_cluster(options: StartOptions) -> dict[str, Any]:
         "--base-dir", str(base), "--out", str(out),
         "--app-classpath", app_classpath, "--examples-jar", str(examples),
     ]  # fmt: skip
+    if options.exit_with is not None:
+        command += ["--exit-with-pid", str(options.exit_with)]
     LOG.info("starting embedded cluster: %d racks x %d nodes in %s", options.racks, options.nodes_per_rack, base)
     with open(log_file, "ab") as log:
         jvm = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -23,7 +23,8 @@ def minicluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
     if existing:
         yield load_description(Path(existing))
         return
-    options = StartOptions(base_dir=tmp_path_factory.mktemp("minicluster"))
+    # exit_with: the cluster also stops if this pytest process dies without running the teardown.
+    options = StartOptions(base_dir=tmp_path_factory.mktemp("minicluster"), exit_with=os.getpid())
     description = start_cluster(options)
     try:
         yield description

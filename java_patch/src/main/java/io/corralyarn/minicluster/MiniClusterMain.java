@@ -25,8 +25,11 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>
  * MiniClusterMain --racks K --nodes-per-rack M --base-dir DIR --out FILE
- *                 --app-classpath CP --examples-jar JAR
+ *                 --app-classpath CP --examples-jar JAR [--exit-with-pid PID]
  * </pre>
+ *
+ * With {@code --exit-with-pid} the cluster also stops when that process ends (a test session that
+ * dies without stopping its cluster leaves nothing behind).
  */
 public final class MiniClusterMain {
 
@@ -51,6 +54,15 @@ public final class MiniClusterMain {
       cluster.close();
       stopped.countDown();
     }, "corral-minicluster-shutdown"));
+    if (flags.containsKey("--exit-with-pid")) {
+      long owner = Long.parseLong(flags.get("--exit-with-pid"));
+      ProcessHandle.of(owner).ifPresentOrElse(
+          handle -> handle.onExit().thenRun(() -> {
+            LOG.info("Owner process {} ended", owner);
+            System.exit(0);
+          }),
+          () -> System.exit(0));
+    }
     long begin = System.nanoTime();
     try {
       cluster.start();
@@ -70,8 +82,9 @@ public final class MiniClusterMain {
         "--app-classpath", "--examples-jar");
     Map<String, String> flags = new LinkedHashMap<>();
     for (int i = 0; i + 1 < args.length; i += 2) {
-      if (!required.contains(args[i])) {
-        throw new IllegalArgumentException("unknown flag " + args[i] + "; expected " + required);
+      if (!required.contains(args[i]) && !args[i].equals("--exit-with-pid")) {
+        throw new IllegalArgumentException("unknown flag " + args[i] + "; expected " + required
+            + " and optionally --exit-with-pid");
       }
       flags.put(args[i], args[i + 1]);
     }
