@@ -103,3 +103,19 @@ def test_adhoc_jobs_are_marked_for_every_scheduler():
     for scheduler in ("yarn-cs", "corral"):
         result = simulate(example_cluster(), mix, RunSpec(scheduler))
         assert [j.adhoc for j in result.jobs] == [False] * 4 + [True] * 2
+
+
+def test_baselines_place_tasks_as_published():
+    import math
+
+    cluster = example_cluster()
+    workload = w1_like(10, seed=4)
+    plan = plan_for(workload, cluster, "batch")
+    local = simulate(cluster, workload, RunSpec("localshuffle", scenario="batch"), plan=plan)
+    for job in local.jobs:  # Corral's racks...
+        assert job.racks_used <= len(plan.job(job.name).racks)
+    assert local.summary.local_map_fraction < 0.9  # ...but HDFS's placement: many maps read off-rack
+    watcher = simulate(cluster, workload, RunSpec("shufflewatcher", scenario="batch"))
+    rack_slots = cluster.machines_per_rack * cluster.map_slots_per_machine
+    for job, spec in zip(watcher.jobs, workload.jobs):  # the fewest racks holding the maps in one wave
+        assert job.racks_used <= max(1, math.ceil(spec.stages[0].map_tasks / rack_slots))
