@@ -72,8 +72,9 @@ public class CorralBlockPlacementPolicy extends BlockPlacementPolicyDefault {
   }
 
   /**
-   * First replica: the least-loaded good node of the writer's rack; if the rack has none, a node
-   * chosen at random anywhere (the default policy's fallback). Returns null in the latter case.
+   * First replica: a good node of the writer's rack, drawn with weight 1 / (1 + load); if the rack
+   * has none, a node chosen at random anywhere (the default policy's fallback). Returns null in the
+   * latter case.
    */
   private DatanodeStorageInfo chooseInWriterRack(Node writer, Set<Node> excludedNodes,
       long blocksize, int maxNodesPerRack, List<DatanodeStorageInfo> results,
