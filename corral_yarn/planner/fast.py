@@ -113,9 +113,9 @@ class IncrementalPrioritization:
     def doomed_work(self, best: float, prefix: Prefix, neg_free: list[float], racks: list[int]) -> float:
         """The total work from which every candidate sharing ``prefix`` has an objective >= ``best``.
 
-        F values only grow, so every later job starts at or after min_i F_i: its completion is at
-        least max(min F, A_j) - A_j + L_j(r_j) (online), and it adds at least r_j L_j(r_j) to
-        sum_i F_i, whose mean bounds the makespan (batch). SAFETY terms cover float rounding."""
+        Online, every later job completes at least L_j(r_j) after it could start (``_waiting_after``).
+        Batch: F values only grow, so every later job adds at least r_j L_j(r_j) to sum_i F_i,
+        whose mean bounds the makespan. SAFETY terms cover float rounding."""
         if not self.online:
             if prefix.max_finish >= best:
                 return -math.inf
