@@ -241,7 +241,8 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
     prov = provisioning(latency)
     bounds = lower_bounds(scenario, latency, arrival, prov)
     best, winner = math.inf, prov.candidates
-    for k in np.argsort(bounds.objective, kind="stable")[:PROBES].tolist():
+    lowest = np.argpartition(bounds.objective, PROBES - 1)[:PROBES] if prov.candidates > PROBES else np.arange(prov.candidates)
+    for k in sorted(lowest.tolist(), key=lambda k: (bounds.objective[k], k)):
         probe = IncrementalPrioritization(scenario, latency, arrival, prov.counts(k, n_jobs), every)
         best, winner = _consider(probe, k, float(bounds.objective[k]), float(bounds.work[k]), best, winner)
     run = IncrementalPrioritization(scenario, latency, arrival, prov.counts(0, n_jobs), every)
