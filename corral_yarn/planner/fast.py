@@ -201,8 +201,8 @@ class IncrementalPrioritization:
 
 
 def _check(latency: NDArray[np.float64], arrival: NDArray[np.float64]) -> None:
-    if latency.ndim != 2 or latency.shape[0] != arrival.size or latency.shape[1] < 1:
-        raise PlanningError(f"latency must be J x R with R >= 1 and J = {arrival.size} arrivals, got {latency.shape}")
+    if latency.ndim != 2 or latency.shape[0] != arrival.size or min(latency.shape) < 1:
+        raise PlanningError(f"latency must be J x R with J, R >= 1 and J = {arrival.size} arrivals, got {latency.shape}")
     if not (np.all(np.isfinite(latency)) and np.all(latency >= 0) and np.all(np.isfinite(arrival))):
         raise PlanningError("latencies must be finite and >= 0, arrivals finite")
 

@@ -80,6 +80,7 @@ def test_many_identical_jobs(scenario: Scenario) -> None:
         (np.array([[1.0, 2.0]]), np.array([np.inf])),
         (np.ones((2, 2)), np.zeros(3)),
         (np.ones((2, 0)), np.zeros(2)),
+        (np.ones((0, 2)), np.zeros(0)),
     ],
 )
 def test_rejects_tables_it_cannot_plan_exactly(latency: np.ndarray, arrival: np.ndarray) -> None:
