@@ -137,6 +137,24 @@ class CorralBlockPlacementPolicyTest {
   }
 
   @Test
+  void additionalReplicasGoToRacksWithoutOne() {
+    List<DatanodeDescriptor> nodes = liveNodes();
+    DatanodeDescriptor a = nodes.stream().filter(n -> n.getNetworkLocation().equals("/rack-a"))
+        .findFirst().orElseThrow();
+    DatanodeDescriptor b = nodes.stream().filter(n -> n.getNetworkLocation().equals("/rack-b"))
+        .findFirst().orElseThrow();
+    List<DatanodeStorageInfo> chosen = List.of(a.getStorageInfos()[0], b.getStorageInfos()[0]);
+    for (int i = 0; i < TRIALS; i++) {
+      DatanodeStorageInfo[] added = policy.chooseTarget("/f", 1, a, new ArrayList<>(chosen),
+          false, new HashSet<>(), BLOCK, HOT, EnumSet.noneOf(
+              org.apache.hadoop.hdfs.AddBlockFlag.class));
+      assertEquals(1, added.length);
+      String rack = added[0].getDatanodeDescriptor().getNetworkLocation();
+      assertTrue(rack.equals("/rack-c") || rack.equals("/rack-d"), "re-replicated onto " + rack);
+    }
+  }
+
+  @Test
   void clientOutsideTheClusterGetsTheDefaultPlacement() {
     for (int i = 0; i < TRIALS; i++) {
       DatanodeStorageInfo[] targets = choose(null, 3, Set.of(), HOT);
