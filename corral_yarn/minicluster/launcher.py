@@ -97,6 +97,7 @@ def start_cluster(options: StartOptions) -> dict[str, Any]:
         raise MiniClusterError("--racks and --nodes-per-rack must be at least 1")
     out = options.description_path
     _refuse_if_running(out)
+    out.unlink(missing_ok=True)  # a stale description of a cluster that died
     classpath, app_classpath, examples = _jars(options.target_dir)
     base = _fresh_base_dir(options.base_dir.resolve())
     log_file = base / "logs" / "minicluster.log"
