@@ -27,6 +27,21 @@ ONLINE_SPAN_S = 3600.0
 BACKGROUND = 0.5
 
 
+def over_seeds(jobs: int, seeds: list[int], scale: float, scenario: str, replication: int) -> dict[str, object]:
+    """Each scheduler's figures averaged over the seeds (workload and placement), with the three
+    reductions per seed, so that the spread shows."""
+    per_seed = [experiment(jobs, seed, scale, scenario, replication) for seed in seeds]
+    out: dict[str, object] = {}
+    for scheduler in SCHEDULERS:
+        rows = [run[scheduler] for run in per_seed]
+        mean = {k: round(sum(r[k] for r in rows) / len(rows), 4) for k in rows[0] if rows[0][k] is not None}
+        for k in ("makespan_reduction", "mean_reduction", "median_reduction"):
+            mean[f"{k}_by_seed"] = [r[k] for r in rows]
+        out[scheduler] = mean
+    out["corral_plan_by_seed"] = [run["corral_plan"] for run in per_seed]
+    return out
+
+
 def experiment(jobs: int, seed: int, scale: float, scenario: str, replication: int) -> dict[str, object]:
     cluster = testbed_cluster()
     workload = scale_sizes(w1_like(jobs, seed=seed, arrival_span_s=ONLINE_SPAN_S if scenario == "online" else 0.0), scale)
@@ -43,17 +58,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="100 jobs, plus the data x 4 variant")
     parser.add_argument("--jobs", type=int, help="number of W1-like jobs (default 60, 100 with --full)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1, each a different workload and placement (default 3)")
     args = parser.parse_args()
+    seeds = list(range(args.seeds))
     jobs = args.jobs or (100 if args.full else 60)
     t = time.perf_counter()
     runs = {}
     for scale in (1.0, 4.0) if args.full else (1.0,):
         for scenario in ("batch", "online"):
             for replication in (3, 1):
-                runs[f"{scenario}/x{scale:g}/replication{replication}"] = experiment(jobs, args.seed, scale, scenario, replication)
+                runs[f"{scenario}/x{scale:g}/replication{replication}"] = over_seeds(jobs, seeds, scale, scenario, replication)
     print(json.dumps({"benchmark": "sim_paper", "cluster": "testbed 7x30, 10 Gbps, 5:1, background 50 % of core", "workload": "w1_like",
-                      "jobs": jobs, "seed": args.seed, "online_arrivals_s": ONLINE_SPAN_S, "network": "tcp", "baseline": "yarn-cs",
+                      "jobs": jobs, "seeds": seeds, "online_arrivals_s": ONLINE_SPAN_S, "network": "tcp", "baseline": "yarn-cs",
                       "runs": runs, "paper": PAPER, "wall_s": round(time.perf_counter() - t, 1)}))
 
 

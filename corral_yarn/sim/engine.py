@@ -25,8 +25,12 @@ from corral_yarn.errors import CorralError
 from corral_yarn.sim import placement
 from corral_yarn.sim.flows import DOWN, LINKS_PER_RACK, LOCAL, UP, Flow, FlowTable, Topology
 from corral_yarn.sim.state import JobRun, Splits, StageRun, map_rate, reduce_rate
+from corral_yarn.workloads import BLOCK_BYTES
 
 log = logging.getLogger(__name__)
+
+
+WRITE_SPREAD = 8  # remote racks a write cohort's output is spread over (HDFS: one per block)
 
 
 class SimulationError(CorralError):
@@ -244,26 +248,35 @@ class Simulator:
         ))
 
     def _start_write(self, job: JobRun, stage: StageRun, rack: int, k: int, start: float) -> None:
-        """Reduce at B_reduce while HDFS writes the output: first replica on the local disk, the others
-        on one remote rack drawn at random for the cohort (a pipeline: one cross-rack copy)."""
+        """Reduce at B_reduce while HDFS writes the output: first replica on the local disk, the
+        pipeline's second on a remote rack (one cross-rack copy) and the third inside that rack. HDFS
+        draws the remote rack per block; the cohort's output is split evenly over up to
+        WRITE_SPREAD remote racks drawn at random, one flow each, done when all are."""
         volume = k * stage.spec.output_bytes / stage.spec.reduce_tasks
         replicas = self.config.output_replication
+        rate = reduce_rate(stage.spec, self.disk)
         if volume <= 0 or replicas == 1:
-            done = self.now + volume / k / reduce_rate(stage.spec, self.disk)
-            self.at(done, lambda: self._reduces_done(job, stage, rack, k, start))
+            self.at(self.now + volume / k / rate, lambda: self._reduces_done(job, stage, rack, k, start))
             return
-        if self.racks > 1:  # the 2nd replica crosses the core, the 3rd stays in the remote rack
-            remote = (rack + int(self.rng.integers(1, self.racks))) % self.racks
-            links = [Topology.link(rack, UP), Topology.link(remote, DOWN), Topology.link(remote, LOCAL)]
-            coefs = [1.0, 1.0, replicas - 2.0]
+        if self.racks == 1:
+            paths = [([Topology.link(rack, LOCAL)], [replicas - 1.0])]
         else:
-            remote, links, coefs = rack, [Topology.link(rack, LOCAL)], [replicas - 1.0]
-        self.net.add(Flow(
-            links=np.array(links, dtype=np.int64), coefs=np.array(coefs), volume=volume, weight=float(k),
-            cap=k * reduce_rate(stage.spec, self.disk), coflow=3 * stage.uid + 2, kind="write",
-            cross_rack_fraction=float(remote != rack),
-            on_done=lambda t: self._reduces_done(job, stage, rack, k, start),
-        ))
+            blocks = math.ceil(volume / BLOCK_BYTES)
+            remotes = (rack + 1 + self.rng.choice(self.racks - 1, size=min(blocks, self.racks - 1, WRITE_SPREAD), replace=False)) % self.racks
+            paths = [([Topology.link(rack, UP), Topology.link(int(c), DOWN), Topology.link(int(c), LOCAL)], [1.0, 1.0, replicas - 2.0]) for c in remotes]
+        left = [len(paths)]
+
+        def part_done(t: float) -> None:
+            left[0] -= 1
+            if left[0] == 0:
+                self._reduces_done(job, stage, rack, k, start)
+
+        for links, coefs in paths:
+            self.net.add(Flow(
+                links=np.array(links, dtype=np.int64), coefs=np.array(coefs), volume=volume / len(paths), weight=k / len(paths),
+                cap=k * rate / len(paths), coflow=3 * stage.uid + 2, kind="write", cross_rack_fraction=float(self.racks > 1),
+                on_done=part_done,
+            ))
 
     def _reduces_done(self, job: JobRun, stage: StageRun, rack: int, k: int, start: float) -> None:
         self.free_reduce[rack] += k
