@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -78,9 +79,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         _configure_logging(args.verbose)
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
+        return code
     except SystemExit as exc:  # --help and --version
         return exc.code if isinstance(exc.code, int) else 0
+    except BrokenPipeError:  # the reader went away (corral ... | head): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 141
     except CorralError as exc:
         print(f"corral: error: {_one_line(exc)}", file=sys.stderr)
     except OSError as exc:  # e.g. an output directory that cannot be written

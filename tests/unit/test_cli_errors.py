@@ -198,3 +198,12 @@ def test_no_traceback_in_a_separate_process(tmp_path: Path) -> None:
     assert run.stderr.count("\n") == 1 and run.stderr.startswith("corral: error: ") and "Traceback" not in run.stderr
     assert "jobs.json is not JSON" in run.stderr
     assert not (tmp_path / "plan.json").exists()
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    reader = subprocess.Popen([sys.executable, "-m", "corral_yarn.cli", "example", "--out", str(tmp_path), "--jobs", "2"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    reader.stdout.close()  # like `corral ... | head -0`
+    stderr = reader.stderr.read().decode()
+    assert reader.wait(timeout=120) == 141
+    assert stderr == ""
