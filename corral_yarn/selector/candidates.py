@@ -147,7 +147,7 @@ class CandidateRules:
 
 def candidate_space(job: JobSpec, profile: ClusterSpec, deadline_s: float, baseline_vms: int, rules: CandidateRules) -> CandidateSpace:
     """The tuples meeting ``deadline_s`` with slack: L(<N, B>) x (1 + slack) <= deadline (§4.4.2)."""
-    limit = deadline_s / (1.0 + rules.slack)
+    limit = deadline_s / (1.0 + rules.slack) * (1.0 + 1e-12)  # a tie lost to rounding still meets it
     top = min(rules.max_bandwidth, int(profile.disk_bandwidth_bytes_per_s))
     largest = min(useful_vms(job, profile), rules.max_vms)
     vms = np.unique(np.append(wave_breakpoints(job, profile, largest), min(baseline_vms, rules.max_vms)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from corral_yarn.contracts import JobSpec, StageSpec
@@ -30,17 +30,18 @@ def _deadline(job: JobSpec, vms: int, mbps: int) -> float:
 
 
 @settings(max_examples=60, deadline=None)
+@example(vms=2, map_waves=3, reduce_waves=3, mbps=126, slack=0.5)  # a tie within rounding
 @given(st.integers(2, 80), st.integers(1, 6), st.integers(1, 4), st.integers(50, 900), st.sampled_from([0.0, 0.2, 0.5]))
 def test_every_candidate_meets_the_deadline_with_slack(vms, map_waves, reduce_waves, mbps, slack):
     job = _job(vms, map_waves, reduce_waves, 400.0)
     deadline = _deadline(job, vms, mbps)
     space = candidate_space(job, PROFILE, deadline, vms, CandidateRules(slack=slack, max_candidates=1000))
     for c in space.frontier + space.faster:
-        assert c.latency_s * (1 + slack) <= deadline * (1 + 1e-12)
+        assert c.latency_s * (1 + slack) <= deadline * (1 + 1e-9)
         assert c.latency_s == pytest.approx(_deadline(job, c.vms, c.bandwidth // MBPS))
     for c in space.frontier:  # B is the least on the grid: one quantum less misses the deadline
         if c.bandwidth > MBPS:
-            assert _deadline(job, c.vms, c.bandwidth // MBPS - 1) * (1 + slack) > deadline
+            assert _deadline(job, c.vms, c.bandwidth // MBPS - 1) * (1 + slack) > deadline * (1 - 1e-9)
     ns, bs = [c.vms for c in space.frontier], [c.bandwidth for c in space.frontier]
     assert ns == sorted(ns) and all(b1 > b2 for b1, b2 in zip(bs, bs[1:]))  # more VMs, less bandwidth
     if slack == 0.0:
@@ -89,7 +90,7 @@ def test_frontier_from_wave_breakpoints_equals_a_scan_of_every_n(vms, map_waves,
     deadline = _deadline(job, vms, mbps)
     space = candidate_space(job, PROFILE, deadline, vms, CandidateRules(max_candidates=10_000))
     every = np.arange(1, useful_vms(job, PROFILE) + 1)
-    least = least_bandwidth(job, PROFILE, every, deadline, 125_000_000, MBPS)
+    least = least_bandwidth(job, PROFILE, every, deadline * (1 + 1e-12), 125_000_000, MBPS)  # as candidate_space
     scan, best = [], np.inf
     for n, b in zip(every, least):
         if 0 < b < best:
