@@ -76,13 +76,18 @@ def test_found_whenever_one_exists(state):
 
 
 def test_non_interval_counts_are_found():
-    # N = 6, B = 1: machine 0 can hold 0 or 5 VMs (uplink 1 -> m <= 1 or m >= 5), not 2..4; machine 1
-    # holds its one VM. A greedy "most VMs per machine" fill also works here, but a rack uplink of 1
-    # forces the 5 + 1 split that only the m >= N - r branch allows.
-    t = Topology(fanout=(2, 2), vm_slots=5, nic_bytes_per_s=10, oversubscription=(1.0,))
-    dc = Datacenter.with_residual(t, np.array([5, 1, 0, 0]), [np.array([1, 1, 0, 0]), np.array([0, 0])])
+    # N = 6, B = 1 in one rack: machine 0 can hold 0-2 VMs, machine 1 (uplink 1) only 0, 1 or 5.
+    # Giving each machine in turn its largest count (2, then 4) lands in machine 1's gap; 1 + 5 fits.
+    t = Topology(fanout=(2,), vm_slots=5, nic_bytes_per_s=10, oversubscription=())
+    dc = Datacenter.with_residual(t, np.array([2, 5]), [np.array([10, 1])])
     alloc = dc.find(VirtualCluster(vms=6, bandwidth=1))
-    assert alloc is not None and alloc.machines == {0: 5, 1: 1}
+    assert alloc is not None and alloc.machines == {0: 1, 1: 5}
+    assert alloc.reserved(0).tolist() == [1, 1]
+    # one level up: rack 0 holds 5 + 1 through a rack uplink of 1, rack 1 the sixth VM
+    t = Topology(fanout=(2, 2), vm_slots=5, nic_bytes_per_s=10, oversubscription=(1.0,))
+    dc = Datacenter.with_residual(t, np.array([5, 0, 1, 0]), [np.array([1, 0, 1, 0]), np.array([1, 1])])
+    alloc = dc.find(VirtualCluster(vms=6, bandwidth=1))
+    assert alloc is not None and alloc.machines == {0: 5, 2: 1}
 
 
 @settings(max_examples=100, deadline=None)
