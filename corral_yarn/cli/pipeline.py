@@ -1,4 +1,4 @@
-"""``corral pipeline-demo`` (the whole pipeline on the embedded cluster) and ``corral airflow-connections``
+"""``corral demo`` (the whole pipeline on the embedded cluster) and ``corral airflow-connections``
 (docs/cli.md; design in docs/pipeline.md)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from corral_yarn.pipeline.demo import DemoPaths, run_demo
 from corral_yarn.pipeline.planning import CLUSTER, PLAN
 from corral_yarn.report.html import fmt_percent
 
-DEMO_COMMAND = "pipeline-demo"  # becomes "demo" once the planner-only demo of cli/plan.py is renamed
+DEMO_COMMAND = "demo"
 DEMO_HOME = Path(".corral")
 DEMO_STEPS = ("cluster started", "workload prepared", "airflow database", "corral_plan", "corral_run", "cluster stopped")
 

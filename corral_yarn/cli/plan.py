@@ -1,4 +1,4 @@
-"""``corral plan``, ``corral report``, ``corral example`` and ``corral demo``: the offline planner's front end."""
+"""``corral plan``, ``corral report``, ``corral example`` and ``corral plan-demo``: the offline planner's front end."""
 
 from __future__ import annotations
 
@@ -96,8 +96,8 @@ def _register_example(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _register_demo(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("demo", help="example inputs -> batch and online plans -> their reports, in seconds",
-                              description="Write the example inputs, plan them in the batch and online scenarios, and render both reports.")
+    p = subparsers.add_parser("plan-demo", help="offline only, no Hadoop: example inputs -> batch and online plans -> their reports, in seconds",
+                              description="Write the example inputs, plan them in the batch and online scenarios, and render both reports (no cluster needed).")
     p.add_argument("--out", type=Path, default=DEMO_OUT, metavar="DIR", help=f"output directory (default {DEMO_OUT})")
     p.set_defaults(func=_run_demo)
 
@@ -132,7 +132,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     out: Path = args.out
     cluster, workload = example_cluster(), w1_like(n_jobs=50, seed=0, arrival_span_s=DEMO_ARRIVAL_SPAN_S)
     written = write_inputs(out, cluster, workload)
-    with tqdm(total=2 * len(SCENARIOS), desc="corral demo", unit="step", disable=None) as bar:
+    with tqdm(total=2 * len(SCENARIOS), desc="corral plan-demo", unit="step", disable=None) as bar:
         for scenario in SCENARIOS:
             log.info("demo: planning and reporting the %s scenario", scenario)
             plan = build_plan(workload, cluster, scenario)

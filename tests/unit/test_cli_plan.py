@@ -73,7 +73,7 @@ def test_report_prints_the_index_path(inputs: Path, capsys: pytest.CaptureFixtur
 
 
 def test_demo_writes_plans_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--out", str(tmp_path)]) == 0
+    assert main(["plan-demo", "--out", str(tmp_path)]) == 0
     for scenario in ("batch", "online"):
         assert io.load_plan(tmp_path / f"plan-{scenario}.json").scenario == scenario
         assert (tmp_path / f"report-{scenario}" / INDEX).is_file()

@@ -21,7 +21,6 @@ from corral_yarn.pipeline import demo_workload, tasks
 from corral_yarn.pipeline.catalog import Catalog
 from corral_yarn.pipeline.connections import connection_env, endpoints_from
 from corral_yarn.pipeline.execution import PlannedRun, planned_runs, start_due
-from corral_yarn.pipeline.history import as_lists
 from corral_yarn.pipeline.locality import attempt_racks, measure
 from corral_yarn.pipeline.planning import Published
 from corral_yarn.pipeline.settings import Period, PipelineSettings
@@ -53,14 +52,6 @@ def test_a_connection_host_given_as_a_url_and_a_missing_address() -> None:
     assert endpoints_from(conns).webhdfs == "https://corral_webhdfs.example:443"
     with pytest.raises(InputError, match="jobhistory"):
         connection_env({**DESCRIPTION, "jobhistory": None})
-
-
-def test_one_element_counter_lists_are_restored() -> None:
-    doc = {"jobCounters": {"counterGroup": [{"counter": {"name": "BYTES_READ"}}, {"counter": [{"name": "A"}, {"name": "B"}]}]}}
-    groups = as_lists(doc)["jobCounters"]["counterGroup"]
-    assert groups[0]["counter"] == [{"name": "BYTES_READ"}]
-    assert [c["name"] for c in groups[1]["counter"]] == ["A", "B"]
-    assert as_lists({"taskCounterGroup": {"counter": {"name": "X"}}}) == {"taskCounterGroup": [{"counter": [{"name": "X"}]}]}
 
 
 def _attempt(rack: str, node: str = "") -> TaskAttempt:
