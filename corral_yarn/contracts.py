@@ -7,7 +7,7 @@ violation becomes one :class:`~corral_yarn.errors.InputError` naming the field (
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveFloat, model_validator
 
@@ -15,7 +15,9 @@ CLUSTER_SCHEMA = "corral-yarn/cluster/v1"
 JOBS_SCHEMA = "corral-yarn/jobs/v1"
 PLAN_SCHEMA = "corral-yarn/plan/v1"
 
+MAX_BYTES = 1e18  # one exabyte per stage: beyond it a size is a typo, and the model's floats lose meaning
 Scenario = Literal["batch", "online"]
+Bytes = Annotated[float, Field(ge=0, le=MAX_BYTES)]
 Name = Field(min_length=1, max_length=200, pattern=r"^[^\s,;]+$")
 
 
@@ -98,9 +100,9 @@ class StageSpec(_Strict):
     """
 
     name: str = Name
-    input_bytes: NonNegativeFloat
-    shuffle_bytes: NonNegativeFloat | None = None
-    output_bytes: NonNegativeFloat | None = None
+    input_bytes: Bytes
+    shuffle_bytes: Bytes | None = None
+    output_bytes: Bytes | None = None
     map_selectivity: PositiveFloat | None = None
     reduce_selectivity: PositiveFloat | None = None
     map_tasks: int = Field(ge=1)

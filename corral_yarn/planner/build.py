@@ -10,6 +10,7 @@ from numpy.typing import NDArray
 
 from corral_yarn import __version__
 from corral_yarn.contracts import ClusterSpec, JobSpec, Plan, PlannedJob, Workload
+from corral_yarn.errors import InputError
 from corral_yarn.io import inputs_sha256
 from corral_yarn.model import default_alpha, latency_table
 from corral_yarn.planner import fast, reference
@@ -37,7 +38,9 @@ def build_plan(
     """Plan ``workload`` on ``cluster``; alpha defaults to 1 / rack-to-core bandwidth (§4.3.4)."""
     jobs = workload.jobs
     alpha = default_alpha(cluster) if alpha is None else alpha
-    latency, penalized = latency_table(jobs, cluster, alpha)
+    with np.errstate(over="ignore", invalid="ignore"):
+        latency, penalized = latency_table(jobs, cluster, alpha)
+    _check_finite(jobs, penalized)
     arrival = np.array([j.arrival_s for j in jobs], dtype=np.float64)
     log.info("planning %d jobs on %d racks (%s, %s)", len(jobs), len(cluster.racks), scenario, implementation)
     schedule = IMPLEMENTATIONS[implementation](scenario, penalized, arrival)
@@ -62,6 +65,12 @@ def build_plan(
         cross_rack_shuffle_bytes=sum(p.cross_rack_shuffle_bytes for p in planned),
         all_racks_cross_rack_shuffle_bytes=sum(_cross_rack_shuffle(j, len(cluster.racks)) for j in jobs),
     )
+
+
+def _check_finite(jobs: list[JobSpec], penalized: NDArray[np.float64]) -> None:
+    """Sizes so large that L_j(r) overflows are an input error naming the job."""
+    for j in np.flatnonzero(~np.isfinite(penalized).all(axis=1)):
+        raise InputError("its predicted latency overflows; check its sizes and rates", field=f"jobs[{j}] ({jobs[j].name})")
 
 
 def _cross_rack_shuffle(job: JobSpec, racks: int) -> float:
