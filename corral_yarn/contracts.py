@@ -115,6 +115,8 @@ class StageSpec(_Strict):
     def _sizes(self) -> StageSpec:
         shuffle = _one_of(self.shuffle_bytes, self.map_selectivity, self.input_bytes, "shuffle_bytes", "map_selectivity")
         output = _one_of(self.output_bytes, self.reduce_selectivity, shuffle, "output_bytes", "reduce_selectivity")
+        if max(shuffle, output) > MAX_BYTES:
+            raise ValueError(f"the selectivities make a stage of more than {MAX_BYTES:.0e} bytes")
         if self.reduce_tasks == 0 and shuffle > 0:
             raise ValueError("reduce_tasks is 0 but the stage shuffles data; a map-only stage has shuffle_bytes 0")
         object.__setattr__(self, "shuffle_bytes", shuffle)
