@@ -35,7 +35,8 @@ def _share(text: str) -> float:
 def _names(choices: tuple[str, ...]):
     def parse(text: str) -> list[str]:
         names = [n.strip() for n in text.split(",") if n.strip()]
-        if not names or (bad := [n for n in names if n not in choices]):
+        unknown = [n for n in names if n not in choices]
+        if not names or unknown:
             raise argparse.ArgumentTypeError(f"expected a comma-separated list of {', '.join(choices)}, got {text!r}")
         return names
     return parse
