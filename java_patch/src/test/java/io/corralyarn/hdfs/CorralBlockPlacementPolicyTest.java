@@ -23,6 +23,7 @@ import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.apache.hadoop.hdfs.protocol.BlockStoragePolicy;
 import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
 import org.apache.hadoop.hdfs.protocol.HdfsConstants;
+import org.apache.hadoop.hdfs.server.blockmanagement.BlockManagerTestUtil;
 import org.apache.hadoop.hdfs.server.blockmanagement.BlockPlacementPolicy;
 import org.apache.hadoop.hdfs.server.blockmanagement.BlockStoragePolicySuite;
 import org.apache.hadoop.hdfs.server.blockmanagement.DatanodeDescriptor;
@@ -60,8 +61,11 @@ class CorralBlockPlacementPolicyTest {
     conf.set("dfs.block.replicator.classname", CorralBlockPlacementPolicy.class.getName());
     conf.setLong("dfs.namenode.fs-limits.min-block-size", 1024);
     conf.setBoolean("dfs.namenode.avoid.write.stale.datanode", true);
-    conf.setLong("dfs.namenode.stale.datanode.interval", 3000);
-    conf.setInt("dfs.namenode.heartbeat.recheck-interval", 500);
+    // heartbeats every second, stale after 5 s, dead after 70 s: only the node the test silences
+    // goes stale, even when a loaded machine delays the others' heartbeats by a few seconds
+    conf.setLong("dfs.heartbeat.interval", 1);
+    conf.setLong("dfs.namenode.stale.datanode.interval", 5_000);
+    conf.setInt("dfs.namenode.heartbeat.recheck-interval", 30_000);
     cluster = new MiniDFSCluster.Builder(conf).numDataNodes(RACKS.length).racks(RACKS)
         .storageTypes(new StorageType[] {StorageType.DISK, StorageType.SSD}).build();
     cluster.waitActive();
@@ -235,6 +239,7 @@ class CorralBlockPlacementPolicyTest {
       while (!datanodes().shouldAvoidStaleDataNodesForWrite()
           || datanodes().getNumStaleNodes() < 1) {
         assertTrue(System.currentTimeMillis() < deadline, "the NameNode never saw a stale node");
+        BlockManagerTestUtil.checkHeartbeat(cluster.getNamesystem().getBlockManager());
         Thread.sleep(100);
       }
       for (DatanodeDescriptor writer : nodes) {
