@@ -13,14 +13,22 @@ BLOCK_BYTES = 128 * 2**20  # one map task per HDFS block
 SIZE_CLASSES = {"small": (5, 50, 0.6), "medium": (51, 500, 0.3), "large": (1000, 2000, 0.1)}
 
 
-def example_cluster(racks: int = 7, machines_per_rack: int = 30, oversubscription: float = 5.0) -> ClusterSpec:
+def example_cluster(
+    racks: int = 7,
+    machines_per_rack: int = 30,
+    oversubscription: float = 5.0,
+    map_slots: int = 8,
+    reduce_slots: int = 4,
+    nic_bytes_per_s: float = 1.25 * GB,
+    name: str | None = None,
+) -> ClusterSpec:
     """The thesis's testbed by default (§4.5.2): 7 racks x 30 machines, 10 Gbps NICs, 5:1 to the core."""
     return ClusterSpec(
-        name=f"example-{racks}x{machines_per_rack}",
+        name=name or f"example-{racks}x{machines_per_rack}",
         racks=[Rack(name=f"/rack-{i:02d}", machines=[f"r{i:02d}m{k:02d}" for k in range(machines_per_rack)]) for i in range(racks)],
-        map_slots_per_machine=8,
-        reduce_slots_per_machine=4,
-        nic_bandwidth_bytes_per_s=1.25 * GB,
+        map_slots_per_machine=map_slots,
+        reduce_slots_per_machine=reduce_slots,
+        nic_bandwidth_bytes_per_s=nic_bytes_per_s,
         disk_bandwidth_bytes_per_s=0.1 * GB,
         oversubscription=oversubscription,
     )

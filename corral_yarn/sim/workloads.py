@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from corral_yarn.contracts import ClusterSpec, JobSpec, Rack, StageSpec, Workload
+from corral_yarn.contracts import ClusterSpec, JobSpec, StageSpec, Workload
 from corral_yarn.errors import InputError
 from corral_yarn.workloads import BLOCK_BYTES, example_cluster
 
@@ -24,15 +24,8 @@ SWIM_CLUSTER_MACHINES = 600  # the FB-2009 trace came from a 600-machine cluster
 def paper_simulation_cluster(racks: int = 50, machines_per_rack: int = 40) -> ClusterSpec:
     """§4.5.7: 2,000 machines in 50 racks of 40, 5:1 to the core, 1 Gbps NICs, 20 tasks per machine
     (our split: 12 map + 8 reduce slots); disks at 100 MB/s as in ``example_cluster``."""
-    return ClusterSpec(
-        name=f"paper-sim-{racks}x{machines_per_rack}",
-        racks=[Rack(name=f"/rack-{i:02d}", machines=[f"r{i:02d}m{k:02d}" for k in range(machines_per_rack)]) for i in range(racks)],
-        map_slots_per_machine=12,
-        reduce_slots_per_machine=8,
-        nic_bandwidth_bytes_per_s=1 * GBPS,
-        disk_bandwidth_bytes_per_s=100e6,
-        oversubscription=5.0,
-    )
+    return example_cluster(racks, machines_per_rack, oversubscription=5.0, map_slots=12, reduce_slots=8,
+                           nic_bytes_per_s=1 * GBPS, name=f"paper-sim-{racks}x{machines_per_rack}")
 
 
 def testbed_cluster() -> ClusterSpec:
