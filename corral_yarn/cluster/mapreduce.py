@@ -133,7 +133,8 @@ class MapReduceSubmitter:
         self.conf = conf
         self.user = user
 
-    def submit(self, job: MapReduceJob, tags: CorralTags, priority: int = 0, queue: str = "default") -> AppReport:
+    def submit(self, job: MapReduceJob, tags: CorralTags, priority: int = 0, queue: str = "default",
+               reservation_id: str | None = None) -> AppReport:
         """Submit ``job`` unless it was already submitted for this plan and job (then return that one)."""
         if existing := self.rm.existing(tags):
             return existing
@@ -143,7 +144,7 @@ class MapReduceSubmitter:
         splits = self.splits(job.inputs)
         am_mb = job.am_memory_mb or int(self.conf.get("yarn.app.mapreduce.am.resource.mb", "1536"))
         submission = Submission(name=job.name, tags=tags, priority=priority, queue=queue, memory_mb=am_mb,
-                                application_type="MAPREDUCE")
+                                application_type="MAPREDUCE", reservation_id=reservation_id)
         return self.rm.submit(submission, stage=lambda app_id, sub: replace(sub, am=self.stage(app_id, job, splits, output)))
 
     def qualify(self, path: str) -> str:

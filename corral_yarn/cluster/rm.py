@@ -90,6 +90,7 @@ class Submission:
     vcores: int = 1
     application_type: str = "YARN"
     max_attempts: int = 1
+    reservation_id: str | None = None  # run inside this YARN reservation of ``queue`` (cluster.reservations)
 
     def to_json(self, app_id: str) -> dict[str, Any]:
         if self.am is None:
@@ -106,6 +107,7 @@ class Submission:
             "application-type": self.application_type,
             "keep-containers-across-application-attempts": False,
             "application-tags": {"tag": self.tags.encode()},
+            **({"reservation-id": self.reservation_id} if self.reservation_id else {}),
         }
 
 
@@ -208,8 +210,10 @@ class ResourceManager:
         ``stage(app_id, submission)``, if given, runs once the application id is known and returns the
         submission to send (MapReduce stages its job files under a directory named after the id).
         """
-        if submission.queue not in (queues := self.queues()):
-            raise InputError(f"unknown queue {submission.queue!r}; the ResourceManager has queues {queues}")
+        # A reservation runs in a leaf queue named after it, inside the reservable (parent) queue.
+        if (leaf := submission.reservation_id or submission.queue) not in (queues := self.queues()):
+            what = "no active reservation" if submission.reservation_id else "unknown queue"
+            raise InputError(f"{what} {leaf!r}; the ResourceManager has queues {queues}")
         if existing := self.existing(submission.tags):
             return existing
         app_id = self.new_application()
