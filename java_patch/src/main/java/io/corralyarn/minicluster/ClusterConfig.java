@@ -18,6 +18,8 @@ import org.apache.hadoop.conf.Configuration;
 final class ClusterConfig {
 
   private static final String MASTER = ClusterLayout.MASTER_HOST;
+  /** The reservable queue that holds YARN reservations. */
+  static final String RESERVATIONS = "reservations";
 
   private ClusterConfig() {
   }
@@ -76,8 +78,8 @@ final class ClusterConfig {
     c.put("yarn.resourcemanager.scheduler.class", "io.corralyarn.yarn.CorralCapacityScheduler");
     // Standard YARN priorities order jobs sharing a rack; 0 (the default) disables them.
     c.put("yarn.cluster.max-application-priority", "1000");
-    c.put("yarn.scheduler.capacity.root.queues", "default");
-    c.put("yarn.scheduler.capacity.root.default.capacity", "100");
+    c.put("yarn.scheduler.capacity.root.queues", "default," + RESERVATIONS);
+    c.putAll(reservations());
     c.put("yarn.scheduler.capacity.maximum-am-resource-percent", "0.5");
     // One container per node heartbeat spreads containers over nodes as on a busy real cluster
     // instead of packing a small cluster's first heartbeating node.
@@ -102,6 +104,24 @@ final class ClusterConfig {
     if (!applicationClasspath.isEmpty()) {
       c.put("yarn.application.classpath", classpath(confDir, applicationClasspath));
     }
+    return c;
+  }
+
+  /**
+   * The YARN reservation system (docs/deploy.md): a reservable plan queue beside {@code default}.
+   * {@code default} is guaranteed half the cluster but, with a maximum capacity of 100 % and a
+   * user limit factor of 2, one user's ad hoc jobs still get the whole cluster while no
+   * reservation runs.
+   */
+  private static Map<String, String> reservations() {
+    Map<String, String> c = new LinkedHashMap<>();
+    String root = "yarn.scheduler.capacity.root.";
+    c.put("yarn.resourcemanager.reservation-system.enable", "true");
+    c.put(root + "default.capacity", "50");
+    c.put(root + "default.maximum-capacity", "100");
+    c.put(root + "default.user-limit-factor", "2");
+    c.put(root + RESERVATIONS + ".capacity", "50");
+    c.put(root + RESERVATIONS + ".reservable", "true");
     return c;
   }
 

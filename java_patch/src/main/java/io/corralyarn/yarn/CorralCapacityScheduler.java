@@ -10,7 +10,11 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.exceptions.YarnException;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceLimits;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.QueueEntitlement;
 import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
@@ -68,6 +72,22 @@ public class CorralCapacityScheduler extends CapacityScheduler {
     fallbackFraction = fraction;
     metrics = CorralSchedulerMetrics.register();
     super.serviceInit(conf);
+  }
+
+  /**
+   * Hadoop 3.5 computes a queue's effective resources only when the cluster resource changes, so
+   * the reservation queues the plan follower creates and resizes would keep none: recompute them.
+   */
+  @Override
+  public void setEntitlement(String queue, QueueEntitlement entitlement) throws YarnException {
+    super.setEntitlement(queue, entitlement);
+    writeLock.lock();
+    try {
+      Resource cluster = getClusterResource();
+      getRootQueue().updateClusterResource(cluster, new ResourceLimits(cluster));
+    } finally {
+      writeLock.unlock();
+    }
   }
 
   @Override
