@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from corral_yarn.cluster.errors import ClusterError, RemoteError
-from corral_yarn.cluster.rest import RestClient, Retry, expect
+from corral_yarn.cluster.rest import RestClient, Retry, expect, items
 
 SERVICE = "JobHistory server"
 API = "/ws/v1/history/mapreduce/jobs"
@@ -59,10 +59,10 @@ class JobHistory:
 
     def attempts(self, job_id: str) -> list[TaskAttempt]:
         """Every container of the job: MRAppMaster attempts, then each task's attempts."""
-        found = [self._am(a) for a in _list(self.rest.get(f"{API}/{job_id}/jobattempts"), "jobAttempts", "jobAttempt")]
-        for task in _list(self.rest.get(f"{API}/{job_id}/tasks"), "tasks", "task"):
+        found = [self._am(a) for a in items(self.rest.get(f"{API}/{job_id}/jobattempts"), "jobAttempts", "jobAttempt", SERVICE)]
+        for task in items(self.rest.get(f"{API}/{job_id}/tasks"), "tasks", "task", SERVICE):
             doc = self.rest.get(f"{API}/{job_id}/tasks/{task['id']}/attempts")
-            found += [self._task(a) for a in _list(doc, "taskAttempts", "taskAttempt")]
+            found += [self._task(a) for a in items(doc, "taskAttempts", "taskAttempt", SERVICE)]
         return found
 
     @staticmethod
@@ -75,8 +75,3 @@ class JobHistory:
         return TaskAttempt(str(a["id"]), str(a.get("type", "")), str(a.get("state", "")), str(a.get("rack", "")),
                            str(a.get("nodeHttpAddress", "")), str(a.get("assignedContainerId", "")),
                            int(a.get("startTime", 0)), int(a.get("finishTime", 0)))
-
-
-def _list(doc: Any, outer: str, inner: str) -> list[dict[str, Any]]:
-    items = (expect(doc, outer, service=SERVICE) or {}).get(inner) or []
-    return items if isinstance(items, list) else [items]

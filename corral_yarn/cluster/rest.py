@@ -121,3 +121,16 @@ def expect(document: Any, *keys: str, service: str) -> Any:
             raise MalformedResponseError(f"{service} response has no {where!r}: {_excerpt(json.dumps(document))}")
         value = value[key]
     return value
+
+
+def as_list(value: Any) -> list[Any]:
+    """A JSON list as Hadoop's JAXB renders it: a list, a lone object for one element, null for none."""
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def items(document: Any, outer: str, inner: str, service: str) -> list[dict[str, Any]]:
+    """Hadoop's collections: ``{"jobs": {"job": [...]}}``, with ``null`` or ``{}`` when empty; a
+    document without ``outer`` is a MalformedResponseError."""
+    return as_list((expect(document, outer, service=service) or {}).get(inner))

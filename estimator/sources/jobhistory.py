@@ -15,10 +15,10 @@ from typing import Any
 from tqdm import tqdm
 
 from corral_yarn.cluster.errors import ClusterError
-from corral_yarn.cluster.rest import RestClient, expect
+from corral_yarn.cluster.rest import RestClient, as_list, expect, items
 from estimator.identity import RecurringKey
 from estimator.records import SUCCEEDED, IngestReport, JobRun, TaskSample
-from estimator.sources.rest import as_list, from_ms, items
+from estimator.sources.rest import from_ms
 
 log = logging.getLogger(__name__)
 

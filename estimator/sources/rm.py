@@ -7,10 +7,10 @@ not its bytes: these runs feed arrival prediction, and the sizes of their jobs s
 
 from __future__ import annotations
 
-from corral_yarn.cluster.rest import RestClient
+from corral_yarn.cluster.rest import RestClient, items
 from estimator.identity import RecurringKey
 from estimator.records import IngestReport, JobRun
-from estimator.sources.rest import from_ms, items
+from estimator.sources.rest import from_ms
 
 FINISHED_STATES = "FINISHED,FAILED,KILLED"
 
