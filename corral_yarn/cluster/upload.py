@@ -2,8 +2,8 @@
 
 Each file is cut at block boundaries into at most one segment per DataNode of R_j, and each segment
 is written through a DataNode of R_j (``CREATE`` for the first, ``APPEND`` for the next ones, so
-every new block has a chosen writer); the DataNodes are taken in order of free space left after what
-is already assigned to them, which spreads files and blocks over the racks and nodes of R_j. The upload is atomic: everything is
+every new block has a chosen writer); segments go to the least-loaded rack of R_j, then its least-loaded
+node, so the job's input is spread evenly over R_j and tasks in every rack of R_j find local data. The upload is atomic: everything is
 written under ``<target>._COPYING_`` (Hadoop's own name for a copy in progress), checked, then renamed;
 an interrupted upload leaves nothing at the target and a rerun starts the copy over.
 """
@@ -86,13 +86,17 @@ def local_files(local: Path) -> list[tuple[Path, str]]:
 
 def plan_segments(files: list[tuple[Path, str]], datanodes: list[DataNodeInfo], block_bytes: int) -> list[FilePlan]:
     """Cut files at block boundaries into at most one segment per DataNode of R_j, and give each segment
-    the DataNode with the most free space left.
+    a DataNode of the rack of R_j with the fewest bytes of this upload so far, then the node of that rack
+    with the fewest, then the one with the most free space.
 
-    Free space left = what the NameNode reports minus the bytes already assigned here, so equal nodes
-    take turns. Segments are whole runs of blocks because each one costs a round trip to the
-    NameNode and a new writer in the DataNode; within a rack the placement policy spreads blocks.
+    Balancing this upload's bytes (not free space, which differs by more than a small upload between
+    nodes sharing a disk) spreads the input over every rack of R_j, where the job's tasks run (§4.1).
+    Nodes without room for a segment are skipped unless no node has room. Segments are whole runs of
+    blocks because each one costs a round trip to the NameNode and a new writer in the DataNode;
+    within a rack the placement policy spreads blocks.
     """
-    assigned: dict[str, int] = defaultdict(int)
+    per_node: dict[str, int] = defaultdict(int)
+    per_rack: dict[str, int] = defaultdict(int)
     plans = []
     for local, relative in sorted(files, key=lambda f: -f[0].stat().st_size):
         size = local.stat().st_size
@@ -101,15 +105,22 @@ def plan_segments(files: list[tuple[Path, str]], datanodes: list[DataNodeInfo], 
         segments: list[Segment] = []
         for offset in range(0, size, step) if size else [0]:
             length = min(step, size - offset)
-            node = max(datanodes, key=lambda d: d.remaining_bytes - assigned[d.name]) if datanodes else None
+            node = _least_loaded(datanodes, per_rack, per_node, length)
             if node is not None:
-                assigned[node.name] += length
+                per_node[node.name] += length
+                per_rack[node.rack.lower()] += length
             if segments and segments[-1].datanode == node:
                 segments[-1] = Segment(segments[-1].offset, segments[-1].length + length, node)
             else:
                 segments.append(Segment(offset, length, node))
         plans.append(FilePlan(local, relative, size, tuple(segments)))
     return plans
+
+
+def _least_loaded(datanodes: list[DataNodeInfo], per_rack: dict[str, int], per_node: dict[str, int],
+                  length: int) -> DataNodeInfo | None:
+    roomy = [d for d in datanodes if d.remaining_bytes - per_node[d.name] >= length] or datanodes
+    return min(roomy, key=lambda d: (per_rack[d.rack.lower()], per_node[d.name], -d.remaining_bytes), default=None)
 
 
 class RackAwareUploader:

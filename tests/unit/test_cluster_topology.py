@@ -68,12 +68,30 @@ def write(path: Path, size: int) -> Path:
     return path
 
 
-def test_segments_spread_blocks_over_datanodes_by_free_space(tmp_path: Path) -> None:
+def test_segments_spread_blocks_over_racks_then_nodes_then_free_space(tmp_path: Path) -> None:
     f = write(tmp_path / "big", 10 * 100)
     nodes = [dn("a1", "/a", remaining=10_000), dn("c1", "/c", remaining=10_000), dn("c2", "/c", remaining=10_200)]
     [plan] = plan_segments([(f, "")], nodes, block_bytes=100)
     assert [(s.offset, s.length, s.datanode.host) for s in plan.segments if s.datanode] == [
-        (0, 400, "c2"), (400, 400, "a1"), (800, 200, "c1")]  # at most one segment per node, most free space first
+        (0, 400, "c2"), (400, 400, "a1"), (800, 200, "c1")]  # at most one segment per node
+
+
+def test_every_rack_of_the_rack_set_gets_data_even_if_another_has_more_free_space(tmp_path: Path) -> None:
+    """Nodes sharing a disk report free space that differs by more than a small upload: racks still take turns."""
+    files = [(write(tmp_path / f"part-{k}", 500), f"part-{k}") for k in range(3)]
+    nodes = [dn("a1", "/a", remaining=10**9), dn("a2", "/a", remaining=10**9 - 1), dn("c1", "/C", remaining=10**6),
+             dn("c2", "/C", remaining=10**6 - 1)]
+    plans = plan_segments(files, nodes, block_bytes=100)
+    per_rack = {"/a": 0, "/C": 0}
+    for seg in (s for p in plans for s in p.segments):
+        per_rack[seg.datanode.rack] += seg.length
+    assert per_rack == {"/a": 800, "/C": 700}
+
+
+def test_nodes_without_room_are_skipped_while_others_have_it(tmp_path: Path) -> None:
+    [plan] = plan_segments([(write(tmp_path / "f", 400), "")], [dn("a1", "/a", remaining=50), dn("b1", "/b", remaining=10**6)],
+                           block_bytes=100)
+    assert [(s.length, s.datanode.host) for s in plan.segments] == [(400, "b1")]
 
 
 def test_many_files_take_the_datanodes_in_turn(tmp_path: Path) -> None:
