@@ -61,6 +61,10 @@ def profile(cluster: Cluster, job: MapReduceJob, key: str, racks: list[str], sam
             plan_id: str = "profile", block_bytes: int | None = None) -> JobRun:
     """Run ``job`` on a sample of its input on ``racks``, store the run as the profile of ``key``."""
     base = f"{job.output.rstrip('/')}.profile"
+    try:
+        cluster.hdfs.delete(base, recursive=True)  # an earlier profile's sample and output: profiling again replaces them
+    except HdfsError as exc:
+        raise hdfs_error(exc, f"removing the earlier profile {base}") from None
     with tempfile.TemporaryDirectory() as tmp:
         local = Path(tmp) / "sample.txt"
         local.write_bytes(sample_text(cluster, job.inputs, sample_bytes))

@@ -24,7 +24,7 @@ DEFAULT_CLUSTER_JSON = ".corral/minicluster/cluster.json"
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("topology", help="racks, DataNodes and NodeManagers of a cluster, and a ClusterSpec for the planner")
-    _add_cluster_options(p)
+    add_cluster_options(p)
     p.add_argument("--out", type=Path, help="write the ClusterSpec JSON here")
     p.add_argument("--nic-gbps", type=float, default=10.0, help="NIC bandwidth per machine in Gbit/s (default 10)")
     p.add_argument("--disk-mbps", type=float, default=100.0, help="disk bandwidth per machine in MB/s (default 100)")
@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_topology)
 
     p = subparsers.add_parser("upload", help="upload a job's input with one replica of every block in its racks R_j")
-    _add_cluster_options(p)
+    add_cluster_options(p)
     _add_hints_options(p)
     p.add_argument("local", type=Path, help="local file or directory")
     p.add_argument("target", help="HDFS path to create (must not exist unless --overwrite)")
@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_upload)
 
     p = subparsers.add_parser("submit", help="submit a MapReduce job or a YARN application tagged with R_j at priority p_j")
-    _add_cluster_options(p)
+    add_cluster_options(p)
     _add_hints_options(p)
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--mapreduce", type=Path, help="MapReduce job description JSON (docs/cluster-adapters.md)")
@@ -57,19 +57,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_submit)
 
     p = subparsers.add_parser("status", help="state of a YARN application; --wait to wait for its end")
-    _add_cluster_options(p)
+    add_cluster_options(p)
     p.add_argument("app_id", help="application id, e.g. application_1700000000000_0001")
     p.add_argument("--wait", action="store_true", help="wait until it ends; exit 2 unless it succeeded")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait with --wait (default 3600)")
     p.set_defaults(func=_status)
 
     p = subparsers.add_parser("kill", help="kill a YARN application")
-    _add_cluster_options(p)
+    add_cluster_options(p)
     p.add_argument("app_id", help="application id")
     p.set_defaults(func=_kill)
 
 
-def _add_cluster_options(p: argparse.ArgumentParser) -> None:
+def add_cluster_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("cluster (a cluster description JSON, or the addresses)")
     g.add_argument("--cluster", type=Path, help=f"cluster description JSON (default $CORRAL_CLUSTER_JSON or {DEFAULT_CLUSTER_JSON})")
     g.add_argument("--rm", help="ResourceManager web address, e.g. http://rm:8088")
@@ -87,7 +87,7 @@ def _add_hints_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--plan-id", default="adhoc", help="plan id for the tags when no --plan is given (default 'adhoc')")
 
 
-def _cluster(args: argparse.Namespace) -> Cluster:
+def cluster_from_args(args: argparse.Namespace) -> Cluster:
     if args.rm or args.webhdfs:
         if not (args.rm and args.webhdfs):
             raise InputError("give both --rm and --webhdfs (or a --cluster description)")
@@ -118,7 +118,7 @@ def _print(doc: Any) -> None:
 
 
 def _topology(args: argparse.Namespace) -> int:
-    topo = _cluster(args).topology()
+    topo = cluster_from_args(args).topology()
     spec = topo.cluster_spec("discovered", args.nic_gbps * 1.25e8, args.disk_mbps * 1e6, args.oversubscription, args.task_memory_mb)
     for d in topo.disagreements:
         print(f"corral: warning: {d}", file=sys.stderr)
@@ -131,7 +131,7 @@ def _topology(args: argparse.Namespace) -> int:
 
 def _upload(args: argparse.Namespace) -> int:
     tags, _ = _hints(args)
-    cluster = _cluster(args)
+    cluster = cluster_from_args(args)
     topo = cluster.topology()
     report = cluster.uploader(topo).upload(args.local, args.target, topo.canonical_racks(list(tags.racks)),
                                            block_bytes=args.block_size, replication=args.replication, overwrite=args.overwrite)
@@ -145,7 +145,7 @@ def _upload(args: argparse.Namespace) -> int:
 def _submit(args: argparse.Namespace) -> int:
     tags, planned_priority = _hints(args)
     priority = planned_priority if args.priority is None else args.priority
-    cluster = _cluster(args)
+    cluster = cluster_from_args(args)
     if args.mapreduce:
         report = cluster.mapreduce().submit(load(MapReduceJob, args.mapreduce), tags, priority, args.queue)
     else:
@@ -159,14 +159,14 @@ def _submit(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    rm = _cluster(args).rm
+    rm = cluster_from_args(args).rm
     report = rm.wait(args.app_id, timeout_s=args.timeout) if args.wait else rm.application(args.app_id)
     _print(dataclasses.asdict(report))
     return 0
 
 
 def _kill(args: argparse.Namespace) -> int:
-    rm = _cluster(args).rm
+    rm = cluster_from_args(args).rm
     rm.kill(args.app_id)
     _print(dataclasses.asdict(rm.application(args.app_id)))
     return 0

@@ -1,4 +1,4 @@
-"""``corral history ingest``, ``corral estimate`` and ``corral backtest``: the estimator's commands
+"""``corral history ingest``, ``corral history profile``, ``corral estimate`` and ``corral backtest``: the estimator's commands
 (docs/cli.md; design in docs/estimator.md)."""
 
 from __future__ import annotations
@@ -10,14 +10,18 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from corral_yarn.cli.cluster import add_cluster_options, cluster_from_args
+from corral_yarn.cli.plan import positive_int
+from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.errors import InputError
-from corral_yarn.io import save, write_atomic
+from corral_yarn.io import load, save, write_atomic
 from corral_yarn.report.html import publish
 from estimator.backtest import AUTO, backtest, summarize
 from estimator.estimate import EstimateOptions, estimate
 from estimator.fit import disk_bandwidth
 from estimator.identity import RecurringKey
 from estimator.predictors import PREDICTORS, Season, instances
+from estimator.profile import profile
 from estimator.records import IngestReport, JobRun, SkewPolicy
 from estimator.report import render
 from estimator.sources.jobhistory import JobHistorySource
@@ -88,6 +92,26 @@ def _ingest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _profile(args: argparse.Namespace) -> int:
+    racks = [r.strip() for r in args.racks.split(",") if r.strip()]
+    if not racks:
+        raise InputError("--racks names no rack")
+    cluster = cluster_from_args(args)
+    if not cluster.endpoints.jobhistory:
+        raise InputError("give --jobhistory (or a --cluster description with one): the profiling run is read back from it")
+    job = load(MapReduceJob, args.mapreduce)
+    topology = cluster.topology()
+    unknown = sorted({r.lower() for r in racks} - {r.lower() for r in topology.racks})
+    if unknown:
+        raise InputError(f"--racks: no such rack {', '.join(unknown)}; the cluster's racks are {', '.join(topology.racks)}")
+    run = profile(cluster, job, args.key or job.name, topology.canonical_racks(racks), args.sample_bytes,
+                  HistoryStore(args.store), plan_id=args.plan_id, block_bytes=args.block_size)
+    print(json.dumps({"stored_in": str(args.store), "recurring_key": run.recurring_key, "job_id": run.run_id,
+                      "input_bytes": run.input_bytes, "shuffle_bytes": run.shuffle_bytes, "output_bytes": run.output_bytes,
+                      "map_tasks": run.map_tasks, "reduce_tasks": run.reduce_tasks, "is_profile": run.is_profile}, indent=2))
+    return 0
+
+
 def _estimate(args: argparse.Namespace) -> int:
     options = EstimateOptions(
         at=parse_time(args.at),
@@ -141,10 +165,24 @@ def _add_ingest(history: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_ingest)
 
 
+def _add_profile(history: argparse._SubParsersAction) -> None:
+    p = history.add_parser("profile", help="run a job without history on a sample of its input; store the run for the MRCute fit (§3.1.2)")
+    p.add_argument("--store", required=True, metavar="DIR", help="history store directory (created if absent)")
+    p.add_argument("--mapreduce", required=True, type=Path, metavar="FILE", help="the job's MapReduce description JSON (docs/cluster-adapters.md)")
+    p.add_argument("--racks", required=True, help="racks to run the sample on, comma-separated, e.g. /rack-a")
+    p.add_argument("--sample-bytes", required=True, type=positive_int, metavar="N", help="bytes of input to profile on (cut at a line end)")
+    p.add_argument("--key", help="recurring-job key to store the run under (default: the job's name)")
+    p.add_argument("--block-size", type=positive_int, metavar="N", help="HDFS block size of the uploaded sample (default: the NameNode's)")
+    p.add_argument("--plan-id", default="profile", help="plan id for the application's Corral tags (default 'profile')")
+    add_cluster_options(p)
+    p.set_defaults(func=_profile)
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``history ingest``, ``estimate`` and ``backtest``."""
+    """Add ``history ingest``, ``history profile``, ``estimate`` and ``backtest``."""
     history = subparsers.add_parser("history", help="the job history store").add_subparsers(title="history commands", metavar="COMMAND", required=True)
     _add_ingest(history)
+    _add_profile(history)
 
     p = subparsers.add_parser("estimate", help="predict the recurring jobs of a planning period as a jobs file for 'corral plan'")
     p.add_argument("--store", required=True, metavar="DIR", help="history store directory")

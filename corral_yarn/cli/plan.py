@@ -24,7 +24,7 @@ DEMO_OUT = Path("out/demo")
 DEMO_ARRIVAL_SPAN_S = 300.0  # arrivals close enough that online jobs queue for racks
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
     value = int(text) if text.lstrip("-").isdigit() else None
     if value is None or value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
@@ -86,10 +86,10 @@ def _register_example(subparsers: argparse._SubParsersAction) -> None:
                               description="Write DIR/cluster.json (racks like the thesis testbed) and DIR/jobs.json "
                                           "(W1-like jobs, thesis §4.5.2: small <= 50 tasks, medium <= 500, large >= 1000).")
     p.add_argument("--out", required=True, type=Path, metavar="DIR", help="directory for cluster.json and jobs.json")
-    p.add_argument("--jobs", type=_positive_int, default=50, metavar="N", help="number of jobs (default 50)")
+    p.add_argument("--jobs", type=positive_int, default=50, metavar="N", help="number of jobs (default 50)")
     p.add_argument("--seed", type=_non_negative_int, default=0, metavar="S", help="random seed (default 0)")
-    p.add_argument("--racks", type=_positive_int, default=7, metavar="R", help="racks in the cluster (default 7)")
-    p.add_argument("--machines-per-rack", type=_positive_int, default=30, metavar="M", help="machines per rack (default 30)")
+    p.add_argument("--racks", type=positive_int, default=7, metavar="R", help="racks in the cluster (default 7)")
+    p.add_argument("--machines-per-rack", type=positive_int, default=30, metavar="M", help="machines per rack (default 30)")
     p.add_argument("--arrival-span", type=_non_negative_float, default=0.0, metavar="SECONDS",
                    help="spread arrivals uniformly over this many seconds (default 0: every job arrives at 0)")
     p.set_defaults(func=_run_example)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from corral_yarn.cli import main
 from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.connect import http_url
 from corral_yarn.cluster.history import job_id_of
@@ -23,7 +24,6 @@ from corral_yarn.contracts import ClusterSpec, StageSpec
 from corral_yarn.model.mrcute import reservation_latency
 from estimator.fit import MRCuteParams, disk_bandwidth, fit_job
 from estimator.identity import RecurringKey
-from estimator.profile import profile
 from estimator.records import IngestReport, JobRun
 from estimator.sources.jobhistory import API, JobHistorySource, job_counters
 from estimator.store import HistoryStore
@@ -31,15 +31,20 @@ from estimator.store import HistoryStore
 pytestmark = pytest.mark.integration
 BLOCK = 65536
 RUNS = 4
-THESIS = Path("/work/shared/papers/004_d8478ea2bfad9d27.txt")
+VOCABULARY = [f"w{k}" for k in range(5000)]
+ZIPF = [1 / rank for rank in range(1, len(VOCABULARY) + 1)]  # word frequencies of natural text
 
 
-def thesis_text(run: int, size: int) -> bytes:
-    """A run's input: ``size`` bytes of whole lines of the thesis, starting a little later each run."""
-    text = THESIS.read_bytes() * 2
-    start = text.index(b"\n", run * 4096) + 1
-    chunk = text[start:start + size]
-    return chunk[: chunk.rindex(b"\n") + 1]
+def words_text(run: int, size: int) -> bytes:
+    """A run's input: ``size`` bytes of whole lines of Zipf-distributed words, different for each run."""
+    rng = random.Random(run)
+    lines, total = [], 0
+    while True:
+        line = (" ".join(rng.choices(VOCABULARY, weights=ZIPF, k=rng.randint(4, 12))) + "\n").encode()
+        if total + len(line) > size:
+            return b"".join(lines)
+        lines.append(line)
+        total += len(line)
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +60,7 @@ def history(minicluster: dict[str, Any], tmp_path_factory: pytest.TempPathFactor
     job_ids = []
     for i in range(RUNS):
         stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S")
-        (local / f"in{i}.txt").write_bytes(thesis_text(i, 4 * BLOCK))
+        (local / f"in{i}.txt").write_bytes(words_text(i, 4 * BLOCK))
         base = f"/it/{tag}/run{i}"
         uploader.upload(local / f"in{i}.txt", f"{base}/in/data.txt", [rack], block_bytes=BLOCK)
         job = MapReduceJob(name=f"est-wordcount-{stamp}", jar=desc["examples_jar"], program="wordcount",
@@ -134,15 +139,22 @@ def test_fitted_parameters_predict_the_next_run(history: dict[str, Any], testbed
 
 
 def test_profiling_run_on_a_sample_predicts_the_full_job(history: dict[str, Any], testbed: tuple[ClusterSpec, int],
-                                                         minicluster: dict[str, Any], tmp_path: Path) -> None:
+                                                         minicluster: dict[str, Any], tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
     *past, full = history["runs"]
     spec, machines = testbed
     job = MapReduceJob(name="est-profiled", jar=minicluster["examples_jar"], program="wordcount",
                        inputs=[f"/it/{history['tag']}/run{RUNS - 1}/in"],
                        output=f"/it/{history['tag']}/profile", reduces=2)
-    store = HistoryStore(tmp_path / "store")
-    sample = profile(history["cluster"], job, "est-profiled", [history["rack"]], BLOCK, store, plan_id=history["tag"], block_bytes=BLOCK)
-    params = fit_job(store.runs())
+    (tmp_path / "job.json").write_text(job.model_dump_json())
+    (tmp_path / "cluster.json").write_text(json.dumps(minicluster))
+    code = main(["history", "profile", "--store", str(tmp_path / "store"), "--mapreduce", str(tmp_path / "job.json"),
+                 "--racks", history["rack"], "--sample-bytes", str(BLOCK), "--block-size", str(BLOCK),
+                 "--plan-id", history["tag"], "--cluster", str(tmp_path / "cluster.json"), "--no-progress"])
+    printed = json.loads(capsys.readouterr().out)
+    assert code == 0 and printed["recurring_key"] == "est-profiled" and printed["is_profile"]
+    [sample] = HistoryStore(tmp_path / "store").runs()
+    params = fit_job([sample])
     assert params.from_profile and sample.is_profile and sample.map_tasks == 1 and sample.input_bytes < full.input_bytes / 2
     as_full = dataclasses.replace(full, shuffle_bytes=full.input_bytes / params.map_selectivity,
                                   output_bytes=full.input_bytes / params.map_selectivity / params.reduce_selectivity)

@@ -127,6 +127,11 @@ def test_unknown_scenario(good: dict, tmp_path: Path, capsys: pytest.CaptureFixt
         (["example", "--out", "x", "--arrival-span", "soon"], "argument --arrival-span: expected a finite number >= 0, got 'soon'"),
         (["example", "--out", "x", "--seed", "-1"], "argument --seed: expected a whole number >= 0, got '-1'"),
         (["plan", "--jobs", "j", "--cluster", "c", "--scenario", "batch", "--out", "p", "--alpha", "nan"], "argument --alpha"),
+        (["history", "profile", "--store", "s", "--mapreduce", "j.json", "--racks", "/a", "--sample-bytes", "0"],
+         "argument --sample-bytes: expected a whole number >= 1, got '0'"),
+        (["history", "profile", "--store", "s", "--mapreduce", "j.json", "--racks", " , ", "--sample-bytes", "9"], "--racks names no rack"),
+        (["history", "profile", "--store", "s", "--mapreduce", "j.json", "--racks", "/a", "--sample-bytes", "9", "--rm", "http://rm:8088",
+          "--webhdfs", "http://nn:9870"], "give --jobhistory"),
     ],
 )
 def test_usage_errors(args: list[str], expected: str, capsys: pytest.CaptureFixture[str]) -> None:
