@@ -228,8 +228,11 @@ class ResourceManager:
         return self.application(app_id)
 
     def existing(self, tags: CorralTags) -> AppReport | None:
-        """The application already submitted for this plan and job, unless it FAILED or was KILLED."""
-        alive = [a for a in self.find(tags) if a.state not in ("FAILED", "KILLED")]
+        """The application already submitted for this plan and job that is still running or succeeded.
+
+        One that ended otherwise (state FAILED or KILLED, or FINISHED with final status FAILED or KILLED,
+        as a MapReduce job that failed ends) does not count: the job is submitted again."""
+        alive = [a for a in self.find(tags) if not a.done or a.succeeded]
         if alive:
             log.info("%s/%s already submitted as %s; not submitting again", tags.plan_id, tags.job, alive[0].app_id)
         return alive[0] if alive else None

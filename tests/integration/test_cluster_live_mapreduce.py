@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from corral_yarn.cluster import Cluster, CorralTags
+from corral_yarn.cluster.errors import ApplicationFailedError
 from corral_yarn.cluster.history import job_id_of
 from corral_yarn.cluster.mapreduce import MapReduceJob
 
@@ -139,3 +140,26 @@ def test_resubmitting_a_job_of_the_plan_returns_the_same_application(cluster: Cl
     again = three_jobs["submitter"].submit(job, tags, priority=5)
     assert again.app_id == first.app_id
     assert [a.app_id for a in cluster.rm.find(tags)] == [first.app_id]
+
+
+def test_a_job_that_failed_is_submitted_again(cluster: Cluster, minicluster: Any, tmp_path: Any) -> None:
+    """A failed MapReduce job ends FINISHED with final status FAILED; resubmitting it must run it again."""
+    run = random.Random().randrange(10**6)
+    rack = cluster.topology().racks[0]
+    (tmp_path / "data.txt").write_text(text(7, BLOCK))
+    cluster.uploader().upload(tmp_path / "data.txt", f"/it/again-{run}/in/data.txt", [rack], block_bytes=BLOCK)
+    tags = CorralTags(f"again-{run}", "wc", (rack,))
+    broken = MapReduceJob(name="wc", jar=minicluster["examples_jar"], program="wordcount", mapper="no.such.Mapper",
+                          inputs=[f"/it/again-{run}/in"], output=f"/it/again-{run}/out-1",
+                          properties={"mapreduce.map.maxattempts": "1"})
+    submitter = cluster.mapreduce()
+    first = submitter.submit(broken, tags)
+    with pytest.raises(ApplicationFailedError):
+        cluster.rm.wait(first.app_id, timeout_s=600)
+    ended = cluster.rm.application(first.app_id)
+    assert (ended.state, ended.final_status) == ("FINISHED", "FAILED")
+    fixed = broken.model_copy(update={"mapper": None, "output": f"/it/again-{run}/out-2"})
+    second = submitter.submit(fixed, tags)
+    assert second.app_id != first.app_id
+    assert cluster.rm.wait(second.app_id, timeout_s=600).succeeded
+    assert submitter.submit(fixed, tags).app_id == second.app_id  # and once it succeeded, it is not run a third time

@@ -148,3 +148,16 @@ def test_submit_refused_for_an_app_the_rm_does_not_have_raises(service: FakeServ
     service.on("POST", "/ws/v1/cluster/apps", (500, json.dumps({"RemoteException": {"exception": "YarnException", "message": "boom"}})))
     with pytest.raises(RemoteError, match="boom"):
         ResourceManager(service.url, retry=NO_WAIT).submit(submission())
+
+
+@pytest.mark.parametrize(("state", "final", "reused"), [
+    ("RUNNING", "UNDEFINED", True), ("ACCEPTED", "UNDEFINED", True), ("FINISHED", "SUCCEEDED", True),
+    ("FINISHED", "FAILED", False), ("FINISHED", "KILLED", False), ("FAILED", "FAILED", False), ("KILLED", "KILLED", False),
+])
+def test_only_a_running_or_succeeded_application_counts_as_submitted(service: FakeService, state: str, final: str,
+                                                                     reused: bool) -> None:
+    """A MapReduce job that failed ends FINISHED with final status FAILED: it must be submitted again."""
+    earlier = {**app("application_1_0001", state)["app"], "finalStatus": final}
+    service.on("GET", "/ws/v1/cluster/apps", ok({"apps": {"app": [earlier]}}))
+    found = ResourceManager(service.url, retry=NO_WAIT).existing(TAGS)
+    assert (found is not None and found.app_id == "application_1_0001") if reused else found is None
