@@ -7,6 +7,11 @@ R_ANY: one of them). Once accepted and active, the RM runs it as a leaf queue na
 reservation id inside the reservable queue; an application submitted with that ``reservation-id``
 runs there (:class:`~corral_yarn.cluster.rm.Submission`). The RM refuses bad definitions with a
 ``BadRequestException``, which surfaces as a :class:`~corral_yarn.cluster.errors.RemoteError`.
+
+Submission is idempotent, as application submission is (:mod:`corral_yarn.cluster.rm`): a job's
+reservation is named after its plan and job (:func:`reservation_name`), and a submit finding a
+reservation of that name in the queue returns it instead of asking for a new reservation id; the id
+fixed by ``new-reservation`` makes a re-sent POST a repeat the RM accepts once.
 """
 
 from __future__ import annotations
@@ -17,9 +22,10 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
-from corral_yarn.cluster.errors import ClusterError, MalformedResponseError
+from corral_yarn.cluster.errors import ClusterError, MalformedResponseError, RemoteError, UnreachableError
 from corral_yarn.cluster.rest import expect
 from corral_yarn.cluster.rm import API, SERVICE, ResourceManager
+from corral_yarn.cluster.tags import CorralTags
 
 log = logging.getLogger(__name__)
 
@@ -99,18 +105,32 @@ class Reservations:
         doc = self.rm.rest.request("POST", RESERVATION_API + "/new-reservation")
         return str(expect(_unwrap(doc, "new-reservation"), "reservation-id", service=SERVICE))
 
-    def submit(self, queue: str, definition: ReservationDefinition, reservation_id: str | None = None) -> str:
-        """Reserve ``definition`` in the reservable ``queue``; returns the reservation id."""
-        reservation_id = reservation_id or self.new_id()
+    def submit(self, queue: str, definition: ReservationDefinition) -> str:
+        """Reserve ``definition`` in the reservable ``queue`` unless the queue holds a reservation of its
+        name already (a retried submission); returns the reservation id."""
+        if existing := self.find(queue, definition.name):
+            log.info("%s already reserved in %s as %s; not reserving again", definition.name, queue, existing.reservation_id)
+            return existing.reservation_id
+        reservation_id = self.new_id()
         context = {"queue": queue, "reservation-id": reservation_id, "reservation-definition": definition.to_json()}
-        self.rm.rest.request("POST", RESERVATION_API + "/submit", body={"reservation-submission-context": context},
-                             accept_empty=True)
+        try:
+            self.rm.rest.request("POST", RESERVATION_API + "/submit", body={"reservation-submission-context": context},
+                                 accept_empty=True)
+        except (UnreachableError, RemoteError) as exc:
+            if not self.list(queue, reservation_id, allocations=False):
+                raise
+            log.info("reserving %s reported %s, but the RM has it; continuing", reservation_id, exc)
         log.info("reserved %s in %s as %s", definition.name, queue, reservation_id)
         return reservation_id
 
-    def list(self, queue: str, reservation_id: str | None = None) -> list[Reservation]:
-        """Reservations of ``queue`` (only ``reservation_id`` if given), with their allocations."""
-        params = {"queue": queue, "include-resource-allocations": "true",
+    def find(self, queue: str, name: str) -> Reservation | None:
+        """The reservation of ``queue`` named ``name`` (the first made, should there be several), or None."""
+        named = [r for r in self.list(queue, allocations=False) if r.name == name]
+        return min(named, key=lambda r: (len(r.reservation_id), r.reservation_id), default=None)
+
+    def list(self, queue: str, reservation_id: str | None = None, allocations: bool = True) -> list[Reservation]:
+        """Reservations of ``queue`` (only ``reservation_id`` if given), with their allocations if asked."""
+        params = {"queue": queue, "include-resource-allocations": str(allocations).lower(),
                   **({"reservation-id": reservation_id} if reservation_id else {})}
         doc = self.rm.rest.get(RESERVATION_API + "/list", params=params)
         if not isinstance(doc, dict):
@@ -130,6 +150,12 @@ class Reservations:
             if time.monotonic() > deadline:
                 raise ClusterError(f"reservation {reservation_id} has no queue after {timeout_s:.0f} s")
             time.sleep(poll_s)
+
+
+def reservation_name(tags: CorralTags) -> str:
+    """The reservation-name of a job's reservation: its plan and job tags, so a retry finds it."""
+    plan, job = CorralTags(tags.plan_id, tags.job, ()).encode()
+    return f"{plan};{job}"
 
 
 def _unwrap(doc: Any, root: str) -> Any:

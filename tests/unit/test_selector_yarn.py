@@ -1,56 +1,42 @@
-"""A chosen <N, B> as a YARN reservation: the request JSON the RM's reservation REST API takes, and
-the RM's replies read back (bodies recorded from the embedded Hadoop 3.5 ResourceManager)."""
+"""A chosen <N, B> as a YARN reservation: the cluster as the selector's tree, and the request JSON the
+RM's reservation REST API takes (the RM client itself: test_cluster_reservations.py)."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corral_yarn.cluster.errors import MalformedResponseError
-from corral_yarn.cluster.reservations import Allocation, Interpreter, ReservationDefinition, ReservationRequest, Reservations
+from corral_yarn.cluster.reservations import Interpreter
 from corral_yarn.cluster.rm import AmContainerSpec, Submission
 from corral_yarn.cluster.tags import CorralTags
 from corral_yarn.errors import InputError
 from corral_yarn.selector.candidates import Candidate
-from corral_yarn.selector.yarn import ContainerShape, reservation_for
+from corral_yarn.contracts import ClusterSpec, Rack
+from corral_yarn.selector.tree import Datacenter, VirtualCluster
+from corral_yarn.selector.yarn import ContainerShape, reservation_for, topology_of
 
-LISTED = {"reservations": [{
-    "acceptance-time": 1795275246477, "user": "root", "reservation-id": "reservation_1795275186878_0005",
-    "resource-allocations": [{"resource": {"memory": 1536, "vCores": 3}, "startTime": 1795275246430, "endTime": 1795275546430}],
-    "reservation-definition": {
-        "arrival": 1795275246430, "deadline": 1795275846430, "reservation-name": "t1", "priority": 0,
-        "reservation-requests": {"reservation-request-interpreter": 0, "reservation-request": [
-            {"capability": {"memory": 512, "vCores": 1}, "min-concurrency": 3, "num-containers": 3, "duration": 300000}]}}}]}
+TAGS = CorralTags("p", "j", ("/r",))
 
 
-class FakeRest:
-    """Scripted replies by path; records (method, path, body, params)."""
-
-    def __init__(self, replies: dict[str, Any]) -> None:
-        self.replies = replies
-        self.sent: list[tuple[str, str, Any, Any]] = []
-
-    def request(self, method: str, path: str, body: Any = None, params: Any = None, accept_empty: bool = False) -> Any:
-        self.sent.append((method, path, body, params))
-        return self.replies.get(path)
-
-    def get(self, path: str, params: Any = None) -> Any:
-        return self.request("GET", path, params=params)
-
-
-class FakeRm:
-    def __init__(self, replies: dict[str, Any]) -> None:
-        self.rest = FakeRest(replies)
+def test_a_cluster_becomes_a_tree_of_its_racks_with_a_vm_slot_per_task_slot() -> None:
+    spec = ClusterSpec(racks=[Rack(name="/a", machines=["a1", "a2"]), Rack(name="/b", machines=["b1", "b2", "b3"]),
+                              Rack(name="/c", machines=["c1", "c2"])],
+                       map_slots_per_machine=4, reduce_slots_per_machine=2, nic_bandwidth_bytes_per_s=125e6,
+                       disk_bandwidth_bytes_per_s=100e6, oversubscription=4.0)
+    topology = topology_of(spec)
+    assert (topology.fanout, topology.vm_slots, topology.nic_bytes_per_s) == ((2, 3), 2, 125_000_000)
+    assert topology.link_capacity(1) == spec.rack_core_bandwidth_bytes_per_s == 62.5e6
+    # 6 VMs need two racks of 4 slots; a rack uplink holding 2 or 4 of them carries 2 x B <= 62.5 MB/s
+    assert Datacenter(topology).find(VirtualCluster(6, 31_250_000)) is not None
+    assert Datacenter(topology).find(VirtualCluster(6, 31_250_001)) is None
 
 
 def test_a_chosen_tuple_reserves_n_gang_containers_and_the_am_for_its_latency() -> None:
-    definition = reservation_for("job-7", Candidate(vms=4, bandwidth=250_000, latency_s=90.2), 1_000, 200_000,
-                                 ContainerShape(memory_mb=1024, vcores=2, am_memory_mb=512, am_vcores=1))
+    definition = reservation_for(CorralTags("Plan-3", "job-7", ("/rack-a",)), Candidate(vms=4, bandwidth=250_000, latency_s=90.2),
+                                 1_000, 200_000, ContainerShape(memory_mb=1024, vcores=2, am_memory_mb=512, am_vcores=1))
     assert definition.to_json() == {
-        "arrival": 1_000, "deadline": 200_000, "reservation-name": "job-7",
+        "arrival": 1_000, "deadline": 200_000, "reservation-name": "corral-plan:plan-3;corral-job:job-7",
         "reservation-requests": {"reservation-request-interpreter": 1, "reservation-request": [
             {"capability": {"memory": 1024, "vCores": 2}, "num-containers": 4, "min-concurrency": 4, "duration": 90_200},
             {"capability": {"memory": 512, "vCores": 1}, "num-containers": 1, "min-concurrency": 1, "duration": 90_200}]}}
@@ -61,7 +47,7 @@ def test_a_chosen_tuple_reserves_n_gang_containers_and_the_am_for_its_latency() 
 def test_the_reservation_fits_between_arrival_and_deadline(vms: int, latency_s: float, slack_ms: int) -> None:
     arrival = 10**12
     duration = -(-int(latency_s * 10**6) // 1000)  # an upper bound of ceil(latency_s * 1000)
-    definition = reservation_for("j", Candidate(vms, 1, latency_s), arrival, arrival + duration + slack_ms)
+    definition = reservation_for(TAGS, Candidate(vms, 1, latency_s), arrival, arrival + duration + slack_ms)
     tasks, am = definition.requests
     assert (tasks.num_containers, am.num_containers) == (vms, 1)
     assert tasks.duration_ms == am.duration_ms >= latency_s * 1000
@@ -70,8 +56,8 @@ def test_the_reservation_fits_between_arrival_and_deadline(vms: int, latency_s: 
 
 
 def test_a_tuple_slower_than_the_deadline_is_an_input_error() -> None:
-    with pytest.raises(InputError, match=r"L\(<3, 9>\) = 61.0 s does not fit"):
-        reservation_for("late", Candidate(3, 9, 61.0), 0, 60_000)
+    with pytest.raises(InputError, match=r"corral-job:j: L\(<3, 9>\) = 61.0 s does not fit"):
+        reservation_for(TAGS, Candidate(3, 9, 61.0), 0, 60_000)
 
 
 def test_submission_carries_the_reservation_id_only_when_given() -> None:
@@ -79,32 +65,3 @@ def test_submission_carries_the_reservation_id_only_when_given() -> None:
     reserved = Submission(name="a", tags=plain.tags, am=plain.am, queue="root.reservations", reservation_id="reservation_1_0001")
     assert "reservation-id" not in plain.to_json("application_1_0001")
     assert reserved.to_json("application_1_0001")["reservation-id"] == "reservation_1_0001"
-
-
-def test_submit_sends_the_wrapped_context_with_a_new_id() -> None:
-    rm = FakeRm({"/ws/v1/cluster/reservation/new-reservation": {"new-reservation": {"reservation-id": "reservation_1_0002"}}})
-    definition = ReservationDefinition("d", 5, 50_000, (ReservationRequest(2, 512, 1, 1000, min_concurrency=1),), Interpreter.R_ANY)
-    assert Reservations(rm).submit("reservations", definition) == "reservation_1_0002"  # type: ignore[arg-type]
-    method, path, body, _ = rm.rest.sent[-1]
-    assert (method, path) == ("POST", "/ws/v1/cluster/reservation/submit")
-    context = body["reservation-submission-context"]
-    assert context["queue"] == "reservations" and context["reservation-id"] == "reservation_1_0002"
-    assert context["reservation-definition"]["reservation-requests"]["reservation-request-interpreter"] == 0
-    assert context["reservation-definition"]["reservation-requests"]["reservation-request"][0]["min-concurrency"] == 1
-
-
-def test_list_reads_the_definition_and_the_allocations() -> None:
-    rm = FakeRm({"/ws/v1/cluster/reservation/list": LISTED})
-    [r] = Reservations(rm).list("reservations", "reservation_1795275186878_0005")  # type: ignore[arg-type]
-    assert (r.reservation_id, r.name, r.user, r.arrival_ms, r.deadline_ms) == (
-        "reservation_1795275186878_0005", "t1", "root", 1795275246430, 1795275846430)
-    assert r.allocations == (Allocation(1795275246430, 1795275546430, 1536, 3),)
-    assert rm.rest.sent[-1][3] == {"queue": "reservations", "include-resource-allocations": "true",
-                                   "reservation-id": "reservation_1795275186878_0005"}
-
-
-def test_an_empty_list_is_no_reservations_and_a_broken_entry_is_malformed() -> None:
-    assert Reservations(FakeRm({"/ws/v1/cluster/reservation/list": {}})).list("q") == []  # type: ignore[arg-type]
-    broken = {"reservations": [{"reservation-id": "r"}]}
-    with pytest.raises(MalformedResponseError, match="reservation entry lacks"):
-        Reservations(FakeRm({"/ws/v1/cluster/reservation/list": broken})).list("q")  # type: ignore[arg-type]
