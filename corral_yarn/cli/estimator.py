@@ -7,8 +7,10 @@ import argparse
 import json
 import logging
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 from corral_yarn.cli.cluster import add_cluster_options, cluster_from_args
 from corral_yarn.cli.plan import positive_int
@@ -31,6 +33,7 @@ from estimator.sources.tabular import read_csv, read_json
 from estimator.store import HistoryStore
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
 _UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -51,10 +54,27 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=float(m.group(1)) * _UNIT_S[m.group(2)])
 
 
+def _option(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """An argparse type from a parser raising InputError, so the error names the option."""
+    def convert(text: str) -> T:
+        try:
+            return parse(text)
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return convert
+
+
+def _history(store: str) -> HistoryStore:
+    """An existing history store (reading a missing one would look like an empty history)."""
+    if not Path(store).is_dir():
+        raise InputError(f"--store: no history store at {store} (create one with 'corral history ingest')")
+    return HistoryStore(store)
+
+
 def _season(args: argparse.Namespace) -> Season:
     return Season(
-        period_s=parse_duration(args.period).total_seconds(),
-        window_s=parse_duration(args.window).total_seconds(),
+        period_s=args.period.total_seconds(),
+        window_s=args.window.total_seconds(),
         lookback_days=args.lookback,
         split_weekend=not args.no_weekend_split,
         min_history=args.min_history,
@@ -63,8 +83,8 @@ def _season(args: argparse.Namespace) -> Season:
 
 def _add_season_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("recurrence (thesis §2.2: same time of day over previous days)")
-    g.add_argument("--period", default="1d", metavar="D", help="length of a 'day' (default 1d; SWIM's one-hour samples: 1h)")
-    g.add_argument("--window", default="30m", metavar="D", help="how far from the same time of day a run still matches (default 30m)")
+    g.add_argument("--period", type=_option(parse_duration), default="1d", metavar="D", help="length of a 'day' (default 1d; SWIM's one-hour samples: 1h)")
+    g.add_argument("--window", type=_option(parse_duration), default="30m", metavar="D", help="how far from the same time of day a run still matches (default 30m)")
     g.add_argument("--lookback", type=int, default=5, metavar="N", help="previous days of the same type to average over (default 5)")
     g.add_argument("--no-weekend-split", action="store_true", help="do not keep weekdays and weekends apart")
     g.add_argument("--min-history", type=int, default=2, metavar="N", help="matching previous days needed for a prediction (default 2)")
@@ -77,7 +97,7 @@ def _read_source(args: argparse.Namespace, report: IngestReport, store: HistoryS
     if args.rm:
         return ResourceManagerSource(args.rm, key).read(report)
     if args.swim:
-        return read_swim(args.swim, report, start=parse_time(args.swim_start))
+        return read_swim(args.swim, report, start=args.swim_start)
     if args.csv:
         return read_csv(args.csv, key, report)
     return read_json(args.json, key, report)
@@ -114,15 +134,15 @@ def _profile(args: argparse.Namespace) -> int:
 
 def _estimate(args: argparse.Namespace) -> int:
     options = EstimateOptions(
-        at=parse_time(args.at),
-        horizon=parse_duration(args.horizon),
+        at=args.at,
+        horizon=args.horizon,
         predictor=args.predictor,
         slack=args.slack,
         season=_season(args),
         default_map_rate_bytes_per_s=args.default_map_rate,
         default_reduce_rate_bytes_per_s=args.default_reduce_rate,
     )
-    runs = HistoryStore(args.store).runs()
+    runs = _history(args.store).runs()
     result = estimate(runs, options)
     save(result.workload, args.out)
     if args.details:
@@ -137,7 +157,7 @@ def _estimate(args: argparse.Namespace) -> int:
 
 def _backtest(args: argparse.Namespace) -> int:
     season = _season(args)
-    points = backtest(instances(HistoryStore(args.store).runs()), season)
+    points = backtest(instances(_history(args.store).runs()), season)
     if not points:
         raise InputError(f"no instance in {args.store} has {season.min_history} matching runs on previous days; nothing to backtest")
     summary = summarize(points)
@@ -159,7 +179,7 @@ def _add_ingest(history: argparse._SubParsersAction) -> None:
     p.add_argument("--store", required=True, metavar="DIR", help="history store directory (created if absent)")
     p.add_argument("--key", choices=["name", "input_path", "pattern"], default="name", help="recurring-job identity (default: name with dates and ids stripped)")
     p.add_argument("--key-pattern", metavar="REGEX", help="with --key pattern: the key is the regex's first group in the job name")
-    p.add_argument("--swim-start", default=DEFAULT_START.isoformat(), metavar="TIME", help="wall-clock time of the SWIM trace's second 0 (default 2009-10-01T00:00Z)")
+    p.add_argument("--swim-start", type=_option(parse_time), default=DEFAULT_START.isoformat(), metavar="TIME", help="wall-clock time of the SWIM trace's second 0 (default 2009-10-01T00:00Z)")
     p.add_argument("--no-tasks", action="store_true", help="JobHistory: skip per-task samples (faster; no MRCute rate fit)")
     p.add_argument("--skew-tolerance", type=float, default=5.0, metavar="S", help="clock skew clamped up to S seconds; larger skips the run (default 5)")
     p.set_defaults(func=_ingest)
@@ -186,8 +206,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = subparsers.add_parser("estimate", help="predict the recurring jobs of a planning period as a jobs file for 'corral plan'")
     p.add_argument("--store", required=True, metavar="DIR", help="history store directory")
-    p.add_argument("--at", required=True, metavar="TIME", help="start of the planning period, ISO 8601 (UTC without a zone)")
-    p.add_argument("--horizon", required=True, metavar="H", help="length of the period, e.g. 24h, 1d, 90m")
+    p.add_argument("--at", required=True, type=_option(parse_time), metavar="TIME", help="start of the planning period, ISO 8601 (UTC without a zone)")
+    p.add_argument("--horizon", required=True, type=_option(parse_duration), metavar="H", help="length of the period, e.g. 24h, 1d, 90m")
     p.add_argument("--out", required=True, metavar="FILE", help="jobs file to write (corral-yarn/jobs/v1)")
     p.add_argument("--slack", type=float, default=0.0, metavar="F", help="scale predicted sizes by 1+F against prediction errors (default 0)")
     p.add_argument("--predictor", choices=[AUTO, *PREDICTORS], default=AUTO, help="auto: per job, the best in a rolling backtest (default)")

@@ -132,6 +132,11 @@ def test_unknown_scenario(good: dict, tmp_path: Path, capsys: pytest.CaptureFixt
         (["history", "profile", "--store", "s", "--mapreduce", "j.json", "--racks", " , ", "--sample-bytes", "9"], "--racks names no rack"),
         (["history", "profile", "--store", "s", "--mapreduce", "j.json", "--racks", "/a", "--sample-bytes", "9", "--rm", "http://rm:8088",
           "--webhdfs", "http://nn:9870"], "give --jobhistory"),
+        (["estimate", "--store", "s", "--at", "xx", "--horizon", "1d", "--out", "o"], "argument --at: not an ISO 8601 time: 'xx'"),
+        (["estimate", "--store", "s", "--at", "2026-01-01", "--horizon", "0", "--out", "o"], "argument --horizon: not a positive duration"),
+        (["backtest", "--store", "s", "--out", "r", "--window=-1h"], "argument --window: not a positive duration"),
+        (["estimate", "--store", "/no/such/store", "--at", "2026-01-01", "--horizon", "1d", "--out", "o"],
+         "--store: no history store at /no/such/store"),
     ],
 )
 def test_usage_errors(args: list[str], expected: str, capsys: pytest.CaptureFixture[str]) -> None:
