@@ -76,7 +76,7 @@ class RestClient:
         for attempt in range(self.retry.attempts):
             try:
                 return self.session.request(method, url, data=data, params=params, headers=headers, timeout=self.timeout_s)
-            except requests.ConnectionError as exc:
+            except (requests.ConnectionError, requests.Timeout) as exc:  # a read timeout too: no answer in time
                 if attempt == len(delays):
                     raise UnreachableError(
                         f"cannot reach {self.service} at {self.base_url} after {self.retry.attempts} attempts: {_reason(exc)}"
@@ -104,7 +104,7 @@ def _excerpt(text: str, limit: int = 200) -> str:
     return one_line if len(one_line) <= limit else one_line[:limit] + "..."
 
 
-def _reason(exc: requests.ConnectionError) -> str:
+def _reason(exc: requests.RequestException) -> str:
     """The innermost cause of a connection error, e.g. 'Connection refused'."""
     cause: BaseException = exc
     while cause.__context__ is not None and not isinstance(cause, ConnectionRefusedError):

@@ -161,3 +161,12 @@ def test_only_a_running_or_succeeded_application_counts_as_submitted(service: Fa
     service.on("GET", "/ws/v1/cluster/apps", ok({"apps": {"app": [earlier]}}))
     found = ResourceManager(service.url, retry=NO_WAIT).existing(TAGS)
     assert (found is not None and found.app_id == "application_1_0001") if reused else found is None
+
+
+def test_a_service_that_never_answers_is_retried_then_unreachable() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(8)  # connections are accepted by the kernel, but nothing ever answers: a read timeout
+        url = f"http://127.0.0.1:{s.getsockname()[1]}"
+        with pytest.raises(UnreachableError, match=r"cannot reach S at .* after 3 attempts: .*timed out"):
+            RestClient("S", url, timeout_s=0.2, retry=NO_WAIT).get("/x")
