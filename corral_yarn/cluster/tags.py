@@ -2,8 +2,9 @@
 
 The encoding is the contract with the scheduler in java_patch (docs/rack-tags.md, ``RackSetTags``):
 ``corral-plan:<plan_id>``, ``corral-job:<job name>`` and ``corral-racks-<k>:<rack>;<rack>;...`` for
-k = 0, 1, ..., each tag at most 100 characters. YARN lower-cases tags, so decoding is case-insensitive
-and rack names are compared lower-cased.
+k = 0, 1, ..., each tag at most 100 characters. Within a tag, a rack with the same parent as the one
+before it is written as its last path component alone (``/dc1/rack-07;rack-08``). YARN lower-cases
+tags, so decoding is case-insensitive and rack names are compared lower-cased.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ class CorralTags:
         parts = sorted((int(m[1]), m[2]) for t in items if (m := RACKS_TAG.match(t)))
         if plan is None or job is None:
             return None
-        racks = tuple(sorted({r for _, part in parts for r in part.split(RACK_SEPARATOR) if r}))
+        racks = tuple(sorted({r for _, part in parts for r in _expand(part)}))
         return cls(plan_id=plan, job=job, racks=racks)
 
     def matches(self, other: CorralTags) -> bool:
@@ -72,16 +73,32 @@ def _check_value(what: str, value: str) -> None:
 def _rack_tags(racks: list[str]) -> list[str]:
     """Pack the racks, sorted, greedily into ``corral-racks-<k>:`` tags of at most 100 characters (as RackSetTags.encode)."""
     tags: list[str] = []
-    current: list[str] = []
+    current, previous = "", ""
     for rack in racks:
-        candidate = current + [rack]
-        if current and len(f"corral-racks-{len(tags)}:" + RACK_SEPARATOR.join(candidate)) > MAX_TAG_CHARS:
-            tags.append(f"corral-racks-{len(tags)}:" + RACK_SEPARATOR.join(current))
-            candidate = [rack]
-        current = candidate
+        item = _sibling(previous, rack) if current else rack
+        prefix = f"corral-racks-{len(tags)}:"
+        if current and len(prefix + current + RACK_SEPARATOR + item) > MAX_TAG_CHARS:
+            tags.append(prefix + current)
+            current, item = "", rack
+        current = current + RACK_SEPARATOR + item if current else item
+        previous = rack
     if current:
-        tags.append(f"corral-racks-{len(tags)}:" + RACK_SEPARATOR.join(current))
+        tags.append(f"corral-racks-{len(tags)}:" + current)
     return tags
+
+
+def _sibling(previous: str, rack: str) -> str:
+    """The rack as its last path component when it has the previous rack's parent, else in full."""
+    parent, _, name = rack.rpartition("/")
+    return name if name and previous.rpartition("/")[0] == parent else rack
+
+
+def _expand(part: str) -> list[str]:
+    """The racks of one tag's value, sibling shorthand expanded (the inverse of :func:`_rack_tags`)."""
+    racks: list[str] = []
+    for item in filter(None, part.split(RACK_SEPARATOR)):
+        racks.append(item if item.startswith("/") or not racks else racks[-1].rpartition("/")[0] + "/" + item)
+    return racks
 
 
 def plan_hints(plan: Plan, job: str) -> tuple[CorralTags, int]:

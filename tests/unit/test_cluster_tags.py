@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from corral_yarn.cluster.tags import MAX_TAG_CHARS, CorralTags
 from corral_yarn.errors import InputError
 
-rack = st.from_regex(r"/[a-z0-9][a-z0-9._\-]{0,30}", fullmatch=True)
+rack = st.from_regex(r"(/(dc[0-2]|row-[0-2])){0,2}/[a-z0-9][a-z0-9._\-]{0,30}", fullmatch=True)
 
 
 @settings(max_examples=200, deadline=None)
@@ -51,10 +51,18 @@ def test_values_that_cannot_be_tags_are_input_errors(plan: str, job: str, racks:
         CorralTags(plan, job, racks).encode()
 
 
-def test_fifty_short_racks_fit_in_yarns_tag_limits_and_too_many_long_ones_do_not() -> None:
-    assert len(CorralTags("p", "j", tuple(f"/rack-{i:02d}" for i in range(50))).encode()) == 8  # as docs/rack-tags.md
+def test_fifty_racks_fit_in_yarns_tag_limits_and_too_many_do_not() -> None:
+    assert len(CorralTags("p", "j", tuple(f"/rack-{i:02d}" for i in range(50))).encode()) == 7  # as docs/rack-tags.md
+    assert len(CorralTags("p", "j", tuple(f"/dc1/rack-{i:02d}" for i in range(50))).encode()) == 7
     with pytest.raises(InputError, match="more than YARN's default 10"):
-        CorralTags("p", "j", tuple(f"/datacenter-1/row-7/rack-{i:03d}" for i in range(40))).encode()
+        CorralTags("p", "j", tuple(f"/datacenter-1/row-7/rack-{i:03d}" for i in range(60))).encode()
+
+
+def test_a_rack_with_the_parent_of_the_one_before_is_written_by_its_name() -> None:
+    tags = CorralTags("p", "j", ("/dc2/rack-01", "/dc1/rack-02", "/dc1/rack-01", "/top")).encode()
+    assert tags[2:] == ["corral-racks-0:/dc1/rack-01;rack-02;/dc2/rack-01;/top"]
+    decoded = CorralTags.decode(tags)
+    assert decoded is not None and decoded.racks == ("/dc1/rack-01", "/dc1/rack-02", "/dc2/rack-01", "/top")
 
 
 def test_matches_compares_plan_and_job_case_insensitively() -> None:

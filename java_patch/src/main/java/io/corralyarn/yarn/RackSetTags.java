@@ -17,9 +17,10 @@ import java.util.regex.Pattern;
  *
  * <pre>corral-racks-&lt;k&gt;:&lt;rack&gt;;&lt;rack&gt;;...   for k = 0, 1, 2, ...</pre>
  *
- * Rack names are full topology paths ("/rack-a"). The list is split over as many numbered tags as
- * needed to keep each tag within YARN's tag length limit; the numbers must run 0..n-1 without
- * gaps. YARN lower-cases tags, so rack names are kept lower-case and matched case-insensitively.
+ * Rack names are full topology paths ("/rack-a"); within a tag, a rack with the same parent as the
+ * one before it may be written as its last path component alone ("/dc1/rack-07;rack-08"). The list
+ * is split over as many numbered tags as needed to keep each tag within YARN's tag length limit;
+ * the numbers must run 0..n-1 without gaps. YARN lower-cases tags, so rack names are kept lower-case and matched case-insensitively.
  * Other tags (e.g. "corral-plan:&lt;id&gt;", "corral-job:&lt;name&gt;") are ignored.
  */
 public final class RackSetTags {
@@ -31,6 +32,7 @@ public final class RackSetTags {
 
   private static final Pattern TAG = Pattern.compile("corral-racks-(\\d{1,3}):(.*)");
   private static final Pattern RACK = Pattern.compile("/[a-z0-9._\\-/]+");
+  private static final Pattern SIBLING = Pattern.compile("[a-z0-9._\\-]+");
 
   private RackSetTags() {
   }
@@ -74,14 +76,36 @@ public final class RackSetTags {
     }
     Set<String> racks = new TreeSet<>();
     for (String part : parts.values()) {
-      for (String rack : part.split(SEPARATOR, -1)) {
-        if (!RACK.matcher(rack).matches()) {
-          throw new MalformedRackSetException("'" + rack + "' is not a rack path like /rack-a");
-        }
-        racks.add(rack);
+      String previous = null;
+      for (String item : part.split(SEPARATOR, -1)) {
+        previous = expand(previous, item);
+        racks.add(previous);
       }
     }
     return racks;
+  }
+
+  /** One item of a tag: a full rack path, or a sibling of the previous rack written by its name. */
+  private static String expand(String previous, String item) throws MalformedRackSetException {
+    if (RACK.matcher(item).matches()) {
+      return item;
+    }
+    if (previous != null && SIBLING.matcher(item).matches()) {
+      return parentOf(previous) + "/" + item;
+    }
+    throw new MalformedRackSetException("'" + item + "' is not a rack path like /rack-a"
+        + (previous == null ? "" : " nor the name of a sibling of " + previous));
+  }
+
+  private static String parentOf(String rack) {
+    return rack.substring(0, rack.lastIndexOf('/'));
+  }
+
+  /** The rack as its last path component when it has the previous rack's parent, else in full. */
+  private static String sibling(String previous, String rack) {
+    int slash = rack.lastIndexOf('/');
+    boolean sameParent = slash < rack.length() - 1 && parentOf(previous).equals(rack.substring(0, slash));
+    return sameParent ? rack.substring(slash + 1) : rack;
   }
 
   /**
@@ -91,25 +115,26 @@ public final class RackSetTags {
   public static List<String> encode(Collection<String> racks, int maxTagLength) {
     List<String> tags = new ArrayList<>();
     StringBuilder current = new StringBuilder();
-    for (String rack : new TreeSet<>(racks)) {
+    String previous = null;
+    Set<String> sorted = new TreeSet<>();
+    racks.forEach(rack -> sorted.add(rack.toLowerCase(Locale.ROOT)));
+    for (String rack : sorted) {
       String prefix = PREFIX + tags.size() + ":";
-      int extra = current.length() == 0 ? prefix.length() + rack.length() : 1 + rack.length();
-      if (current.length() > 0 && current.length() + extra > maxTagLength) {
-        tags.add(current.toString());
+      String item = current.length() == 0 ? rack : sibling(previous, rack);
+      if (current.length() > 0 && prefix.length() + current.length() + 1 + item.length() > maxTagLength) {
+        tags.add(prefix + current);
         current.setLength(0);
         prefix = PREFIX + tags.size() + ":";
+        item = rack;
       }
-      if (current.length() == 0) {
-        if (prefix.length() + rack.length() > maxTagLength) {
-          throw new IllegalArgumentException("rack name too long for one tag: " + rack);
-        }
-        current.append(prefix).append(rack.toLowerCase(Locale.ROOT));
-      } else {
-        current.append(SEPARATOR).append(rack.toLowerCase(Locale.ROOT));
+      if (current.length() == 0 && prefix.length() + rack.length() > maxTagLength) {
+        throw new IllegalArgumentException("rack name too long for one tag: " + rack);
       }
+      current.append(current.length() == 0 ? "" : SEPARATOR).append(item);
+      previous = rack;
     }
     if (current.length() > 0) {
-      tags.add(current.toString());
+      tags.add(PREFIX + tags.size() + ":" + current);
     }
     return tags;
   }

@@ -29,6 +29,20 @@ class RackSetTagsTest {
   }
 
   @Test
+  void siblingsOfThePreviousRackAreWrittenByTheirNameAsThePythonSideDoes() throws Exception {
+    List<String> tags = RackSetTags.encode(List.of("/dc2/rack-01", "/DC1/rack-02", "/dc1/rack-01", "/top"), 100);
+    assertEquals(List.of("corral-racks-0:/dc1/rack-01;rack-02;/dc2/rack-01;/top"), tags);
+    assertEquals(Set.of("/dc1/rack-01", "/dc1/rack-02", "/dc2/rack-01", "/top"), RackSetTags.parse(tags));
+    List<String> racks = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      racks.add(String.format("/dc1/rack-%02d", i));
+    }
+    List<String> encoded = RackSetTags.encode(racks, 100);
+    assertEquals(5, encoded.size());
+    assertEquals(new TreeSet<>(racks), RackSetTags.parse(encoded));
+  }
+
+  @Test
   void parsingIsCaseInsensitiveAndIgnoresOtherTags() throws Exception {
     assertEquals(Set.of("/rack-a", "/rack-b"),
         RackSetTags.parse(List.of("CORRAL-RACKS-0:/Rack-A;/rack-b", "corral-job:x", "other")));
@@ -43,7 +57,9 @@ class RackSetTagsTest {
         List.of("corral-racks-x:/rack-a"),
         List.of("corral-racks-1:/rack-a"),
         List.of("corral-racks-0:/rack-a;;/rack-b"),
-        List.of("corral-racks-0:/rack a"))) {
+        List.of("corral-racks-0:/rack a"),
+        List.of("corral-racks-0:/dc1/rack-a;rack b"),
+        List.of("corral-racks-0:/dc1/rack-a;dc1/rack-b"))) {
       assertThrows(RackSetTags.MalformedRackSetException.class, () -> RackSetTags.parse(tags),
           tags.toString());
     }
