@@ -46,7 +46,7 @@ def experiment(jobs: int, seed: int, scale: float, scenario: str, replication: i
     cluster = testbed_cluster()
     workload = scale_sizes(w1_like(jobs, seed=seed, arrival_span_s=ONLINE_SPAN_S if scenario == "online" else 0.0), scale)
     specs = [RunSpec(s, "tcp", scenario, seed, BACKGROUND, replication) for s in SCHEDULERS]
-    plan = plan_for(workload, cluster, scenario)
+    plan = plan_for(workload, cluster, scenario, BACKGROUND)
     results = run_all(cluster, workload, specs, plan=plan)
     rows: dict[str, object] = {r.scheduler: summary_row(r, results[0]) for r in results}
     # what the planner expected (MRCute, racks used one job at a time) beside what the simulation gives

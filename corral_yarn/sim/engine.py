@@ -73,6 +73,7 @@ class Simulator:
         self.stored = np.zeros(self.racks)
         self.tasks_run = {"map": 0, "reduce": 0}
         self.local_maps = 0
+        self.local_read_bytes = 0.0  # map input read from a replica on the map's own rack (no link)
 
     # -- events -------------------------------------------------------------------------------
     def at(self, t: float, action: Callable[[], None]) -> None:
@@ -184,6 +185,7 @@ class Simulator:
         self.free_map[rack] -= k
         self._started(job, stage, rack)
         self.local_maps += k
+        self.local_read_bytes += k * stage.split_bytes
         start = self.now
         self.at(start + stage.split_bytes / map_rate(stage.spec, self.disk), lambda: self._maps_done(job, stage, rack, k, start))
 

@@ -12,14 +12,15 @@ from corral_yarn.sim.schedulers import PLANNED
 
 
 def run_all(cluster: ClusterSpec, workload: Workload, specs: Iterable[RunSpec], predicted: Workload | None = None, plan: Plan | None = None) -> list[SimResult]:
-    """Simulate every spec; Corral and LocalShuffle of one scenario follow the same plan, built once
-    from ``predicted`` (default: the workload) unless ``plan`` is given."""
-    plans: dict[str, Plan | None] = {}
+    """Simulate every spec; Corral and LocalShuffle of one scenario (and background share) follow the
+    same plan, built once from ``predicted`` (default: the workload) unless ``plan`` is given."""
+    plans: dict[tuple[str, float], Plan | None] = {}
     results = []
     for spec in specs:
-        if spec.scheduler in PLANNED and spec.scenario not in plans:
-            plans[spec.scenario] = plan if plan is not None else plan_for(predicted or workload, cluster, spec.scenario)
-        results.append(simulate(cluster, workload, spec, plan=plans.get(spec.scenario)))
+        key = (spec.scenario, spec.background_share)
+        if spec.scheduler in PLANNED and key not in plans:
+            plans[key] = plan if plan is not None else plan_for(predicted or workload, cluster, spec.scenario, spec.background_share)
+        results.append(simulate(cluster, workload, spec, plan=plans.get(key)))
     return results
 
 

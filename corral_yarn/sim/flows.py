@@ -46,6 +46,24 @@ class Topology:
         return LINKS_PER_RACK * rack + kind
 
 
+def effective_cluster(cluster: ClusterSpec, background_share: float) -> ClusterSpec:
+    """The cluster as its jobs see it when background traffic takes ``background_share`` of every
+    rack's core link (§4.5.2): what a Corral operator gives the planner.
+
+    MRCute reads bandwidth only as B_M / O to the core and B_M - B_M / O inside the rack (§3.1.2), so
+    the view keeps the in-rack share and lowers the core share to B_M / O x (1 - share):
+    B_M' = B_M / O x (1 - share) + B_M - B_M / O and O' = B_M' / (B_M / O x (1 - share)); the rack's
+    core bandwidth, hence alpha, drops by the same share. Same name and racks, so plans still apply.
+    """
+    if background_share == 0.0:
+        return cluster
+    nic = cluster.nic_bandwidth_bytes_per_s
+    core = nic / cluster.oversubscription * (1.0 - background_share)
+    seen = nic - nic / cluster.oversubscription + core
+    fields = cluster.model_dump(exclude={"rack_core_bandwidth_bytes_per_s"})
+    return ClusterSpec.model_validate({**fields, "nic_bandwidth_bytes_per_s": seen, "oversubscription": seen / core})
+
+
 @dataclass(eq=False)
 class Flow:
     """A cohort's transfer: ``volume`` bytes over ``links`` with ``coefs``, at most ``cap`` bytes/s."""

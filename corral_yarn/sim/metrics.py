@@ -41,6 +41,7 @@ class Summary(BaseModel):
     cross_rack_bytes: float
     cross_rack_bytes_by_kind: dict[str, float]
     moved_bytes_by_kind: dict[str, float]
+    local_read_bytes: float  # map input read from the map's own rack; with moved "read", all map input
     compute_hours: float
     rack_data_cov: float
     local_map_fraction: float
@@ -99,6 +100,7 @@ def summarize(jobs: list[JobResult], sim) -> Summary:  # sim: engine.Simulator (
         cross_rack_bytes=float(sum(sim.net.cross_rack_bytes.values())),
         cross_rack_bytes_by_kind=dict(sim.net.cross_rack_bytes),
         moved_bytes_by_kind=dict(sim.net.moved_bytes),
+        local_read_bytes=sim.local_read_bytes,
         compute_hours=float(sum(j.task_seconds for j in jobs) / 3600.0),
         rack_data_cov=cov(sim.stored),
         local_map_fraction=sim.local_maps / maps if maps else 1.0,

@@ -9,6 +9,7 @@ from corral_yarn.contracts import ClusterSpec, Plan, Scenario, Workload
 from corral_yarn.errors import InputError
 from corral_yarn.planner.build import build_plan
 from corral_yarn.sim.engine import SimConfig, Simulator
+from corral_yarn.sim.flows import effective_cluster
 from corral_yarn.sim.metrics import SimResult, job_results, summarize
 from corral_yarn.sim.network import SHARING
 from corral_yarn.sim.schedulers import PLANNED, SCHEDULERS, make_policy
@@ -47,9 +48,11 @@ def recurring(workload: Workload) -> Workload | None:
     return Workload(jobs=jobs) if jobs else None
 
 
-def plan_for(predicted: Workload, cluster: ClusterSpec, scenario: Scenario) -> Plan | None:
+def plan_for(predicted: Workload, cluster: ClusterSpec, scenario: Scenario, background_share: float = 0.0) -> Plan | None:
+    """Corral's plan of the recurring jobs, built on the bandwidth they actually get: the rack-to-core
+    links less the background share (``effective_cluster``)."""
     known = recurring(predicted)
-    return build_plan(known, cluster, scenario, with_bound=False) if known else None
+    return build_plan(known, effective_cluster(cluster, background_share), scenario, with_bound=False) if known else None
 
 
 def simulate(cluster: ClusterSpec, workload: Workload, spec: RunSpec, plan: Plan | None = None, predicted: Workload | None = None) -> SimResult:
@@ -58,7 +61,7 @@ def simulate(cluster: ClusterSpec, workload: Workload, spec: RunSpec, plan: Plan
     arrival to 0."""
     spec.check()
     if spec.scheduler in PLANNED and plan is None:
-        plan = plan_for(predicted or workload, cluster, spec.scenario)
+        plan = plan_for(predicted or workload, cluster, spec.scenario, spec.background_share)
     if plan is not None and plan.cluster_name != cluster.name:
         raise InputError(f"the plan is for cluster {plan.cluster_name!r}, not {cluster.name!r}", field="plan")
     jobs = _job_runs(workload, len(cluster.racks), spec.scenario)
@@ -66,7 +69,7 @@ def simulate(cluster: ClusterSpec, workload: Workload, spec: RunSpec, plan: Plan
     sim = Simulator(cluster, jobs, policy, SimConfig(spec.network, spec.background_share, output_replication=spec.output_replication, seed=spec.seed))
     log.info("simulating %d jobs: %s, %s", len(jobs), spec.label, spec.scenario)
     sim.run()
-    results = job_results(jobs, cluster)
+    results = job_results(jobs, effective_cluster(cluster, spec.background_share))
     return SimResult(
         label=spec.label, scheduler=spec.scheduler, network=spec.network, scenario=spec.scenario, seed=spec.seed,
         cluster_name=cluster.name, background_share=spec.background_share,
