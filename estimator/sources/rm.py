@@ -2,7 +2,8 @@
 non-MapReduce applications (MapReduce jobs come with their counters from the JobHistory server).
 
 The RM knows when an application was submitted, launched and finished and its final status, but
-not its bytes: these runs feed arrival prediction, and the sizes of their jobs stay unknown.
+not its bytes: these runs are stored with times only, and ``corral estimate`` does not predict their
+jobs (it lists them as recurring jobs without sized runs), since the planner needs sizes.
 """
 
 from __future__ import annotations
