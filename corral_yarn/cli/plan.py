@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from pathlib import Path
 
 from tqdm import tqdm
@@ -104,7 +105,17 @@ def _register_demo(subparsers: argparse._SubParsersAction) -> None:
 
 def _run_plan(args: argparse.Namespace) -> int:
     workload, cluster = io.load_workload(args.jobs), io.load_cluster(args.cluster)
-    plan = build_plan(workload, cluster, args.scenario, alpha=args.alpha, implementation=args.planner, with_bound=not args.no_bound)
+    with tqdm(total=2 if args.no_bound else 3, desc="corral plan", unit="step", disable=None, file=sys.stderr) as bar:
+        started: list[str] = []
+
+        def step(name: str) -> None:
+            bar.update(len(started[-1:]))  # the previous phase is done
+            bar.set_description(f"corral plan: {name}")
+            started.append(name)
+
+        plan = build_plan(workload, cluster, args.scenario, alpha=args.alpha, implementation=args.planner,
+                          with_bound=not args.no_bound, step=step)
+        bar.update()
     io.save(plan, args.out)
     print(plan_summary(plan, len(cluster.racks), args.planner))
     print(f"Wrote {args.out}")

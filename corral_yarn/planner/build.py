@@ -34,16 +34,24 @@ def build_plan(
     alpha: float | None = None,
     implementation: Implementation = "fast",
     with_bound: bool = True,
+    step: Callable[[str], None] | None = None,
 ) -> Plan:
-    """Plan ``workload`` on ``cluster``; alpha defaults to 1 / rack-to-core bandwidth (§4.3.4)."""
+    """Plan ``workload`` on ``cluster``; alpha defaults to 1 / rack-to-core bandwidth (§4.3.4).
+
+    ``step`` is told the name of each phase as it starts (for a progress display)."""
+    step = step or (lambda name: None)
     jobs = workload.jobs
     alpha = default_alpha(cluster) if alpha is None else alpha
+    step("latency model")
     with np.errstate(over="ignore", invalid="ignore"):
         latency, penalized = latency_table(jobs, cluster, alpha)
     _check_finite(jobs, penalized)
     arrival = np.array([j.arrival_s for j in jobs], dtype=np.float64)
     log.info("planning %d jobs on %d racks (%s, %s)", len(jobs), len(cluster.racks), scenario, implementation)
+    step(f"{implementation} heuristic")
     schedule = IMPLEMENTATIONS[implementation](scenario, penalized, arrival)
+    if with_bound:
+        step("LP lower bound")
     bound = lower_bound(scenario, penalized, arrival) if with_bound else None
     digest = inputs_sha256(workload, cluster, {"scenario": scenario, "alpha": alpha, "planner": PLANNER_VERSION})
     planned = _planned_jobs(jobs, cluster, schedule, latency, penalized, arrival if scenario == "online" else 0 * arrival)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from io import StringIO as io_text
 from pathlib import Path
 
 import pytest
+from tqdm import tqdm
 
 from corral_yarn import io
 from corral_yarn.cli import COMMANDS, build_parser, main
@@ -114,3 +116,22 @@ def test_verbose_before_or_after_the_command(inputs: Path, capsys: pytest.Captur
     assert "planning 12 jobs on 4 racks" in capsys.readouterr().err
     assert main(plan_args(inputs)) == 0
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(("extra", "phases"), [
+    ((), ["latency model", "fast heuristic", "LP lower bound"]),
+    (("--no-bound", "--planner", "reference"), ["latency model", "reference heuristic"]),
+])
+def test_plan_reports_each_phase_to_its_progress_bar(inputs: Path, monkeypatch: pytest.MonkeyPatch, extra: tuple[str, ...],
+                                                   phases: list[str]) -> None:
+    bars: list[tqdm] = []
+
+    def visible_bar(*args: object, **kwargs: object) -> tqdm:
+        bars.append(tqdm(*args, **{**kwargs, "disable": False, "file": io_text()}))
+        return bars[-1]
+
+    monkeypatch.setattr("corral_yarn.cli.plan.tqdm", visible_bar)
+    assert main(plan_args(inputs, "batch", *extra)) == 0
+    [bar] = bars
+    shown = bar.fp.getvalue()
+    assert all(f"corral plan: {phase}" in shown for phase in phases) and bar.n == bar.total == len(phases)
