@@ -4,7 +4,8 @@ arriving over 60 minutes (median and mean completion time); Corral, LocalShuffle
 against Yarn-CS over TCP-like sharing, with job output written by HDFS (3 replicas) and, as MRCute
 assumes, locally (1 replica). One JSON line of reductions (1 - run / Yarn-CS) beside the paper's.
 
-``--full`` uses 100 jobs and adds the W1 data x 4 variant (a more network-bound load).
+``--full`` uses 100 jobs and adds the W1 data x 4 variant (a more network-bound load); ``--scale``
+chooses the data factors.
 """
 
 from __future__ import annotations
@@ -59,12 +60,13 @@ def main() -> None:
     parser.add_argument("--full", action="store_true", help="100 jobs, plus the data x 4 variant")
     parser.add_argument("--jobs", type=int, help="number of W1-like jobs (default 60, 100 with --full)")
     parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1, each a different workload and placement (default 3)")
+    parser.add_argument("--scale", type=float, action="append", help="multiply every job's bytes by this (repeatable; default 1, with --full 1 and 4)")
     args = parser.parse_args()
     seeds = list(range(args.seeds))
     jobs = args.jobs or (100 if args.full else 60)
     t = time.perf_counter()
     runs = {}
-    for scale in (1.0, 4.0) if args.full else (1.0,):
+    for scale in args.scale or ((1.0, 4.0) if args.full else (1.0,)):
         for scenario in ("batch", "online"):
             for replication in (3, 1):
                 runs[f"{scenario}/x{scale:g}/replication{replication}"] = over_seeds(jobs, seeds, scale, scenario, replication)

@@ -40,7 +40,7 @@ def summary_row(result: SimResult, baseline: SimResult) -> dict[str, float | Non
     return {
         "makespan_s": round(s.makespan_s, 1), "mean_s": round(s.mean_completion_s, 1), "median_s": round(s.median_completion_s, 1),
         "p90_s": round(s.p90_completion_s, 1), "cross_rack_tb": round(s.cross_rack_bytes / 1e12, 3),
-        "compute_hours": round(s.compute_hours, 2), "rack_data_cov": round(s.rack_data_cov, 4),
+        "compute_hours": round(s.compute_hours, 2), "slot_load": round(s.mean_slot_load, 4), "rack_data_cov": round(s.rack_data_cov, 4),
         "local_maps": round(s.local_map_fraction, 3),
         "makespan_reduction": r(s.makespan_s, b.makespan_s), "mean_reduction": r(s.mean_completion_s, b.mean_completion_s),
         "median_reduction": r(s.median_completion_s, b.median_completion_s), "p90_reduction": r(s.p90_completion_s, b.p90_completion_s),

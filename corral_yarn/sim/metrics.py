@@ -43,6 +43,7 @@ class Summary(BaseModel):
     moved_bytes_by_kind: dict[str, float]
     local_read_bytes: float  # map input read from the map's own rack; with moved "read", all map input
     compute_hours: float
+    mean_slot_load: float  # task-seconds / (task slots x makespan): the cluster load of §4.5.6
     rack_data_cov: float
     local_map_fraction: float
     map_tasks_run: int
@@ -89,9 +90,12 @@ def summarize(jobs: list[JobResult], sim) -> Summary:  # sim: engine.Simulator (
     completion = np.array([j.completion_s for j in jobs])
     slowdown = np.array([j.slowdown for j in jobs])
     maps = sim.tasks_run["map"]
+    makespan = float(max(j.finish_s for j in jobs) - min(j.arrival_s for j in jobs))
+    task_seconds = sum(j.task_seconds for j in jobs)
+    slots = int(sim.machines.sum()) * (sim.cluster.map_slots_per_machine + sim.cluster.reduce_slots_per_machine)
     return Summary(
         jobs=len(jobs),
-        makespan_s=float(max(j.finish_s for j in jobs) - min(j.arrival_s for j in jobs)),
+        makespan_s=makespan,
         mean_completion_s=float(completion.mean()),
         median_completion_s=float(np.median(completion)),
         p90_completion_s=float(np.percentile(completion, 90)),
@@ -101,7 +105,8 @@ def summarize(jobs: list[JobResult], sim) -> Summary:  # sim: engine.Simulator (
         cross_rack_bytes_by_kind=dict(sim.net.cross_rack_bytes),
         moved_bytes_by_kind=dict(sim.net.moved_bytes),
         local_read_bytes=sim.local_read_bytes,
-        compute_hours=float(sum(j.task_seconds for j in jobs) / 3600.0),
+        compute_hours=task_seconds / 3600.0,
+        mean_slot_load=task_seconds / (slots * makespan) if makespan > 0 else 0.0,
         rack_data_cov=cov(sim.stored),
         local_map_fraction=sim.local_maps / maps if maps else 1.0,
         map_tasks_run=maps,

@@ -80,6 +80,8 @@ def test_conservation_every_task_once_every_byte_delivered(scheduler, network):
     assert s.local_read_bytes + s.moved_bytes_by_kind["read"] == pytest.approx(sum(st.input_bytes for j in workload.jobs for st in j.stages), rel=1e-9)
     assert (s.moved_bytes_by_kind["read"] > 0) == (s.local_map_fraction < 1.0)
     assert all(j.finish_s >= j.arrival_s for j in result.jobs)
+    slots = 210 * (cluster.map_slots_per_machine + cluster.reduce_slots_per_machine)
+    assert s.mean_slot_load == pytest.approx(3600 * s.compute_hours / (slots * s.makespan_s)) and 0 < s.mean_slot_load < 1
 
 
 def test_same_seed_same_result_and_seeds_matter():
