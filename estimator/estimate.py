@@ -22,6 +22,7 @@ from corral_yarn.errors import InputError
 from estimator.backtest import AUTO, Point, backtest_job, choose, ratio_interval
 from estimator.errors import EstimateError
 from estimator.fit import MRCuteParams, fit_job
+from estimator.newjobs import NewJob, check_arrivals, declared_sizes, new_job_params
 from estimator.predictors import PREDICTORS, QUANTITIES, History, Instance, Season, instances, predict, predict_offset, slots
 from estimator.records import JobRun
 from estimator.sources.swim import BLOCK_BYTES
@@ -152,8 +153,23 @@ def _unique_names(pairs: list[tuple[JobSpec, dict[str, Any]]]) -> list[tuple[Job
     return out
 
 
-def estimate(runs: Sequence[JobRun], options: EstimateOptions) -> Estimate:
-    """The predicted jobs of [at, at + horizon), from the runs submitted before ``at``."""
+def _declared(jobs: Sequence[NewJob], runs: Sequence[JobRun], options: EstimateOptions,
+              defaults: Counter[str]) -> list[tuple[JobSpec, dict[str, Any]]]:
+    """New jobs as declared, sized and rated from their profiling runs (thesis §3.1.2)."""
+    check_arrivals(jobs, options.at, options.at + options.horizon)
+    out = []
+    for k, job in enumerate(jobs):
+        params = new_job_params(job, runs)
+        sizes = declared_sizes(job, params, field=f"jobs[{k}]")
+        spec = JobSpec(name=f"{job.recurring_key[:180]}@{job.arrival:%Y%m%dT%H%M%S}", arrival_s=(job.arrival - options.at).total_seconds(),
+                       stages=[_stage(sizes, params, options, defaults)], recurring_key=job.recurring_key)
+        out.append((spec, {"name": spec.name, "recurring_key": job.recurring_key, "predictor": "declared", "matched_runs": [],
+                           "arrival": job.arrival.isoformat(), "predicted": sizes, "mrcute": asdict(params)}))
+    return out
+
+
+def estimate(runs: Sequence[JobRun], options: EstimateOptions, new_jobs: Sequence[NewJob] = ()) -> Estimate:
+    """The predicted jobs of [at, at + horizon), from the runs submitted before ``at``, and the new jobs declared."""
     past = sorted((r for r in runs if r.submit_time < options.at), key=lambda r: r.submit_time)
     by_key = instances(past)
     runs_by_key: dict[str, list[JobRun]] = {}
@@ -161,6 +177,7 @@ def estimate(runs: Sequence[JobRun], options: EstimateOptions) -> Estimate:
         runs_by_key.setdefault(r.recurring_key, []).append(r)
     defaults: Counter[str] = Counter()
     pairs = [pair for key in sorted(by_key) for pair in _jobs_of(key, by_key[key], runs_by_key[key], options, defaults)]
+    pairs += _declared(new_jobs, past, options, defaults)
     if not pairs:
         raise EstimateError(
             f"no recurring job has a submission slot in [{options.at.isoformat()}, {(options.at + options.horizon).isoformat()}) "
@@ -169,7 +186,7 @@ def estimate(runs: Sequence[JobRun], options: EstimateOptions) -> Estimate:
     pairs = _unique_names(sorted(pairs, key=lambda p: (p[0].arrival_s, p[0].name)))
     if defaults:
         log.warning("default task rates used where the history has no task samples: %s", dict(defaults))
-    unsized = sorted(runs_by_key.keys() - by_key.keys())
+    unsized = sorted(runs_by_key.keys() - by_key.keys() - {j.recurring_key for j in new_jobs})
     if unsized:
         log.warning("%d recurring jobs have no sized successful run and are not predicted: %s", len(unsized), ", ".join(unsized[:10]))
     return Estimate(Workload(jobs=[j for j, _ in pairs]), [d for _, d in pairs], defaults, unsized)

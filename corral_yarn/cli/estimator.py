@@ -22,6 +22,7 @@ from estimator.backtest import AUTO, backtest, summarize
 from estimator.estimate import EstimateOptions, estimate
 from estimator.fit import disk_bandwidth
 from estimator.identity import RecurringKey
+from estimator.newjobs import NewJobs
 from estimator.predictors import PREDICTORS, Season, instances
 from estimator.profile import profile
 from estimator.records import IngestReport, JobRun, SkewPolicy
@@ -143,7 +144,8 @@ def _estimate(args: argparse.Namespace) -> int:
         default_reduce_rate_bytes_per_s=args.default_reduce_rate,
     )
     runs = _history(args.store).runs()
-    result = estimate(runs, options)
+    new_jobs = load(NewJobs, args.new_jobs).jobs if args.new_jobs else []
+    result = estimate(runs, options, new_jobs)
     save(result.workload, args.out)
     if args.details:
         details = {"jobs": result.details, "defaults_used": dict(result.defaults_used), "unsized_jobs": result.unsized_jobs}
@@ -210,6 +212,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--horizon", required=True, type=_option(parse_duration), metavar="H", help="length of the period, e.g. 24h, 1d, 90m")
     p.add_argument("--out", required=True, metavar="FILE", help="jobs file to write (corral-yarn/jobs/v1)")
     p.add_argument("--slack", type=float, default=0.0, metavar="F", help="scale predicted sizes by 1+F against prediction errors (default 0)")
+    p.add_argument("--new-jobs", type=Path, metavar="FILE", help="jobs without history to add, sized from their profiling runs (JSON, docs/estimator.md)")
     p.add_argument("--predictor", choices=[AUTO, *PREDICTORS], default=AUTO, help="auto: per job, the best in a rolling backtest (default)")
     p.add_argument("--details", metavar="FILE", help="also write per-job predictor, matched runs, intervals and MRCute fit (JSON)")
     p.add_argument("--disk-bandwidth-out", metavar="FILE", help="also write B_D per machine fitted from task samples (JSON)")

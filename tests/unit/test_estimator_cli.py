@@ -52,10 +52,15 @@ def test_estimate_writes_a_jobs_file_and_details(store, tmp_path, capsys):
         (["--at", AT, "--horizon", "soon"], "not a positive duration"),
         (["--at", AT, "--horizon", "1d", "--slack", "-1"], "slack must be >= 0"),
         (["--at", SPEC.start.isoformat(), "--horizon", "1h"], "no recurring job has a submission slot"),
+        (["--at", AT, "--horizon", "1d", "--new-jobs", "NEW"], "jobs[0].input_bytes"),
+        (["--at", AT, "--horizon", "1d", "--new-jobs", "NEW-UNPROFILED"], "jobs[0]: no profiling run with sizes for 'brand-new'"),
     ],
 )
 def test_estimate_errors_are_one_line_and_write_nothing(store, tmp_path, capsys, args, message):
     out = tmp_path / "jobs.json"
+    (tmp_path / "NEW").write_text(json.dumps({"jobs": [{"recurring_key": "x", "arrival": AT, "input_bytes": -1}]}))
+    (tmp_path / "NEW-UNPROFILED").write_text(json.dumps({"jobs": [{"recurring_key": "brand-new", "arrival": AT, "input_bytes": 1e9}]}))
+    args = [str(tmp_path / a) if a.startswith("NEW") else a for a in args]
     assert main(["estimate", "--store", str(store), "--out", str(out), *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith("corral: error: ") and message in err and err.count("\n") == 1

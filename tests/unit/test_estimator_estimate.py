@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -11,7 +12,9 @@ from corral_yarn.io import load_workload, save
 from corral_yarn.planner.build import build_plan
 from corral_yarn.workloads import example_cluster
 from estimator.errors import EstimateError
+from corral_yarn.errors import InputError
 from estimator.estimate import EstimateOptions, estimate
+from estimator.newjobs import NewJob
 from estimator.records import JobRun, TaskSample
 from estimator.synthetic import SyntheticSpec, synthetic_history
 
@@ -120,3 +123,33 @@ def test_a_period_starting_mid_day_holds_only_the_slots_after_its_start(history)
     jobs = estimate(runs, EstimateOptions(at=at, horizon=timedelta(hours=6))).workload.jobs
     actual = _actual(runs, at, timedelta(hours=6))
     assert len(jobs) == len(actual) and all(0 <= j.arrival_s < 6 * 3600 for j in jobs)
+
+
+def _profile_run(key: str, when: datetime) -> JobRun:
+    """A profiling run on a 64 MB sample: selectivities 4 (map) and 2 (reduce), tasks at 20 / 10 MB/s."""
+    return JobRun(run_id=f"p-{key}", recurring_key=key, name=key, source="t", submit_time=when, input_bytes=64e6,
+                  shuffle_bytes=16e6, output_bytes=8e6, map_tasks=1, reduce_tasks=3, is_profile=True,
+                  map_task_samples=[TaskSample(seconds=3.2, bytes=64e6, node="n1")],
+                  reduce_task_samples=[TaskSample(seconds=0.8, bytes=8e6, node="n1")])
+
+
+def test_a_new_job_is_sized_from_its_declared_input_and_its_profile(history):
+    runs, _ = history
+    declared = NewJob(recurring_key="new-etl", arrival=AT + timedelta(hours=3), input_bytes=4e9)
+    result = estimate([*runs, _profile_run("new-etl", AT - timedelta(days=1))], EstimateOptions(at=AT, horizon=timedelta(days=1)), [declared])
+    [job] = [j for j in result.workload.jobs if j.recurring_key == "new-etl"]
+    stage = job.stages[0]
+    assert job.arrival_s == 3 * 3600 and (stage.input_bytes, stage.shuffle_bytes, stage.output_bytes) == (4e9, 1e9, 5e8)
+    assert stage.map_tasks == math.ceil(4e9 / 2**27) and stage.reduce_tasks == 3  # one map per 128 MiB block, not per sample
+    assert (stage.map_rate_bytes_per_s, stage.reduce_rate_bytes_per_s) == (20e6, 10e6)
+    assert "new-etl" not in result.unsized_jobs and any(d["predictor"] == "declared" for d in result.details)
+
+
+@pytest.mark.parametrize(("declared", "error"), [
+    (NewJob(recurring_key="never-profiled", arrival=AT, input_bytes=1e9), r"jobs\[0\].*corral history profile"),
+    (NewJob(recurring_key="new-etl", arrival=AT - timedelta(seconds=1), input_bytes=1e9), r"jobs\[0\]\.arrival.*outside the planning period"),
+])
+def test_a_new_job_without_a_profile_or_outside_the_period_is_an_input_error(history, declared, error):
+    runs, _ = history
+    with pytest.raises(InputError, match=error):
+        estimate([*runs, _profile_run("new-etl", AT - timedelta(days=1))], EstimateOptions(at=AT, horizon=timedelta(days=1)), [declared])
