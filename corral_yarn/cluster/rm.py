@@ -175,6 +175,10 @@ class ResourceManager:
         props = expect(self.rest.get("/conf", params={"format": "json"}), "properties", service=SERVICE)
         return {p["key"]: (str(p["value"]), str(p.get("resource", ""))) for p in props}
 
+    def max_priority(self) -> int:
+        """``yarn.cluster.max-application-priority``: YARN caps application priorities at it (0: priorities off)."""
+        return int(self.configuration().get("yarn.cluster.max-application-priority", ("0", ""))[0])
+
     def nodes(self) -> list[NodeReport]:
         nodes = expect(self.rest.get(API + "/nodes"), "nodes", service=SERVICE)
         return [_node(n) for n in _items(nodes, "node")]

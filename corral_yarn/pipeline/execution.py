@@ -105,6 +105,14 @@ def upload_input(cluster: Cluster, run: PlannedRun) -> dict[str, Any]:
             "bytes": report.bytes, "replica_bytes_per_rack": report.replica_bytes_per_rack}
 
 
+def check_priorities(runs: list[PlannedRun], max_priority: int) -> None:
+    """YARN caps priorities at ``yarn.cluster.max-application-priority``; a plan above it would lose its order (§4.1)."""
+    highest = max((r.priority for r in runs), default=0)
+    if highest > max_priority:
+        raise InputError(f"the plan gives priorities up to {highest} but the ResourceManager's yarn.cluster.max-application-priority "
+                         f"is {max_priority}: YARN would cap them and lose the plan's order; raise it to {highest} or more (docs/deploy.md)")
+
+
 def start_due(run: PlannedRun, now: datetime | None = None) -> bool:
     """Batch: every job is submitted at once (priorities order them); online: from its planned start T_j."""
     return run.scenario == "batch" or (now or datetime.now(UTC)) >= run.planned_start

@@ -76,8 +76,10 @@ def publish(params: dict[str, Any], period_dir: str) -> str:
 def planned_jobs(params: dict[str, Any]) -> list[dict[str, Any]]:
     """The published plan's runnable jobs, in prioritization order (the mapped tasks' inputs)."""
     settings = _settings(params)
-    published = planning.load_published(cluster_from_airflow(), settings, params.get("plan_version"))
+    cluster = cluster_from_airflow()
+    published = planning.load_published(cluster, settings, params.get("plan_version"))
     runs, _ = execution.planned_runs(published, Catalog.load(settings.catalog), settings)
+    execution.check_priorities(runs, cluster.rm.max_priority())
     log.info("plan %s: %d jobs to run", published.version, len(runs))
     return [r.model_dump(mode="json") for r in runs]
 

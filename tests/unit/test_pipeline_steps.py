@@ -20,7 +20,7 @@ from corral_yarn.errors import InputError
 from corral_yarn.pipeline import demo_workload, tasks
 from corral_yarn.pipeline.catalog import Catalog
 from corral_yarn.pipeline.connections import connection_env, endpoints_from
-from corral_yarn.pipeline.execution import PlannedRun, planned_runs, start_due
+from corral_yarn.pipeline.execution import PlannedRun, check_priorities, planned_runs, start_due
 from corral_yarn.pipeline.locality import attempt_racks, measure
 from corral_yarn.pipeline.planning import Published
 from corral_yarn.pipeline.settings import Period, PipelineSettings
@@ -116,6 +116,15 @@ def test_planned_runs_follow_the_prioritization_order_and_skip_unknown_jobs(tmp_
     partial = Catalog(jar="/j.jar", jobs=catalog.jobs[1:])
     runs, unknown = planned_runs(published, partial, settings)
     assert len(runs) == 3 and len(unknown) == 1 and unknown[0].startswith(catalog.jobs[0].key)
+
+
+def test_a_plan_with_priorities_above_the_clusters_maximum_is_refused(tmp_path: Path) -> None:
+    published, catalog, settings = _published(tmp_path)
+    runs, _ = planned_runs(published, catalog, settings)
+    highest = max(r.priority for r in runs)
+    check_priorities(runs, highest)
+    with pytest.raises(InputError, match=f"priorities up to {highest} but .*max-application-priority is {highest - 1}:"):
+        check_priorities(runs, highest - 1)
 
 
 @settings(max_examples=100, deadline=None)
