@@ -14,6 +14,7 @@ from corral_yarn.report.charts import Panel, comparison_png
 from corral_yarn.report.html import fmt_bytes, fmt_percent, fmt_seconds, figure, key_values, page, paragraph, publish, section, table
 from corral_yarn.selector import STRATEGIES, CandidateRules, SimulationResult, Topology, WorkloadConfig, simulate
 from corral_yarn.selector.candidates import MBPS
+from corral_yarn.selector.workload import check_occupancy
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,12 +30,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     dc.add_argument("--disk-mbps", type=float, default=1000.0, help="disk bandwidth of a VM in Mbit/s (default 1000 = 125 MB/s)")
     wl = p.add_argument_group("requests (thesis §4.4.1-2)")
     wl.add_argument("--requests", type=int, default=15000, help="application requests (default 15000)")
-    wl.add_argument("--occupancy", type=float, default=0.75, help="target VM occupancy, 0-1 (default 0.75)")
+    wl.add_argument("--occupancy", type=float, default=0.75, help="target VM occupancy lambda N T / M, in (0, 1] (default 0.75)")
     wl.add_argument("--mean-vms", type=float, default=50.0, help="mean N_base of the Baseline tuple (default 50)")
     wl.add_argument("--mean-bandwidth-mbps", type=int, default=500, help="mean B_base of the Baseline tuple in Mbit/s (default 500)")
     wl.add_argument("--task-rate-mbps", type=int, default=500, help="mean map/reduce processing rate B^P in Mbit/s (default 500)")
     wl.add_argument("--outlier-probability", type=float, default=0.0, help="chance a task is an outlier (default 0: perfect prediction)")
     wl.add_argument("--outlier-slowdown", type=float, default=1.0, help="an outlier runs 1 + Exp(this mean) times longer (default 1)")
+    wl.add_argument("--history-s", type=float, default=20000.0,
+                    help="start from the requests still running from this many seconds of earlier arrivals (default 20000; 0: start empty)")
     wl.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     sel = p.add_argument_group("selection")
     sel.add_argument("--strategies", default=",".join(STRATEGIES), help=f"comma-separated, of {', '.join(STRATEGIES)} (default all)")
@@ -57,6 +60,7 @@ def _strategies(text: str) -> list[str]:
 
 def _select_sim(args: argparse.Namespace) -> int:
     strategies = _strategies(args.strategies)
+    check_occupancy(args.occupancy, field="--occupancy")
     topology = Topology(
         fanout=(args.machines_per_rack, args.racks_per_pod, args.pods),
         vm_slots=args.vm_slots,
@@ -67,7 +71,7 @@ def _select_sim(args: argparse.Namespace) -> int:
         requests=args.requests, occupancy=args.occupancy, mean_vms=args.mean_vms,
         mean_bandwidth=args.mean_bandwidth_mbps * MBPS, mean_task_rate=args.task_rate_mbps * MBPS,
         max_bandwidth=args.nic_mbps * MBPS, outlier_probability=args.outlier_probability,
-        outlier_mean_slowdown=args.outlier_slowdown, seed=args.seed,
+        outlier_mean_slowdown=args.outlier_slowdown, history_s=args.history_s, seed=args.seed,
     )
     rules = CandidateRules(slack=args.slack, max_bandwidth=args.nic_mbps * MBPS, max_candidates=args.max_candidates)
     with tqdm(total=args.requests * len(strategies), unit="req", disable=args.no_progress, desc="select-sim", delay=1.0) as bar:
@@ -86,12 +90,12 @@ def _select_sim(args: argparse.Namespace) -> int:
 def render_report(result: SimulationResult) -> dict[str, bytes]:
     """The report page and its chart: per strategy, rejections, goodput and completion times."""
     rows = [
-        (r.strategy, fmt_percent(r.rejected_fraction), fmt_bytes(r.goodput_bytes), fmt_percent(r.goodput_vs_baseline),
+        (r.strategy, fmt_percent(r.occupancy), fmt_percent(r.rejected_fraction), fmt_bytes(r.goodput_bytes), fmt_percent(r.goodput_vs_baseline),
          fmt_percent(r.late_fraction), fmt_seconds(r.completion_s_median or 0.0), f"{r.completion_vs_goal_median or 0.0:.2f}",
          f"{r.mean_vms or 0.0:.1f}", f"{(r.mean_bandwidth_bytes_per_s or 0.0) / MBPS:.0f}", f"{r.select_ms_median:.2f}")
         for r in result.results
     ]
-    headers = ["strategy", "rejected", "goodput", "goodput vs Baseline", "late", "median completion",
+    headers = ["strategy", "occupancy (carried)", "rejected", "goodput", "goodput vs Baseline", "late", "median completion",
                "median completion / goal", "mean N", "mean B (Mbps)", "median select (ms)"]
     labels = [r.strategy for r in result.results]
     png = comparison_png([
@@ -102,13 +106,18 @@ def render_report(result: SimulationResult) -> dict[str, bytes]:
     setup = [("machines", f"{int(result.fanout[0] * result.fanout[1] * result.fanout[2]):,}"),
              ("tree (machines/rack, racks/pod, pods)", " x ".join(map(str, result.fanout))),
              ("VM slots per machine", result.vm_slots), ("oversubscription (rack, pod)", " : ".join(f"{o:g}" for o in result.oversubscription)),
+             ("offered occupancy (measured)", fmt_percent(result.offered_occupancy)), ("measured window", fmt_seconds(result.measured_window_s)),
+             ("history requests (not measured)", result.history_requests),
              *((k, v) for k, v in result.workload.items()), *((f"rule {k}", v) for k, v in result.rules.items())]
     html = page(
         "Resource selector simulation",
         "Thesis §4.4: Baseline, Corral-R, Corral-I, Corral-T and Strawman on one seeded request stream",
         [
             section("Results", table(headers, rows, numeric=range(1, len(headers))), figure(png, "strategies.png", "per strategy")),
-            section("Setup", key_values(setup), paragraph("Rates in bytes/s. Goodput is the input bytes of the accepted requests (§4.4.2).")),
+            section("Setup", key_values(setup), paragraph(
+                "Rates in bytes/s. Goodput is the input bytes of the accepted requests (§4.4.2). Occupancy is time-averaged "
+                "busy VMs / all VMs over the measured window: offered with every request on its Baseline tuple, carried "
+                "with the VMs each strategy's accepted jobs held.")),
         ],
     )
     return {"index.html": html.encode(), "strategies.png": png, "result.json": (result.model_dump_json(indent=2) + "\n").encode()}

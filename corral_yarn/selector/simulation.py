@@ -2,8 +2,12 @@
 rejected, run in their virtual cluster, and release it when they finish.
 
 Metrics per strategy (§4.4.2, §4.4.4): rejected requests, goodput (input bytes of the accepted
-requests), late jobs (actual completion past the goal), completion times, and the time the selector
-took per request.
+requests), late jobs (actual completion past the goal), completion times, the time the selector
+took per request, and the occupancy reached. All are over the measured requests: after the history
+(workload.py) and the warm-up fraction. Occupancy is measured over the window from the first
+measured arrival to the last arrival: *offered* -- every request on its Baseline tuple for its goal,
+none rejected, which is what the target occupancy lambda N T / M sets (§4.4.1) -- and, per strategy,
+*carried* -- the VMs its accepted jobs actually held (their tuples, their real run times).
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import heapq
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +49,7 @@ class StrategyResult(BaseModel):
     mean_bandwidth_bytes_per_s: float | None
     select_ms_median: float
     select_ms_p99: float
+    occupancy: float | None
 
 
 class SimulationResult(BaseModel):
@@ -57,6 +62,9 @@ class SimulationResult(BaseModel):
     oversubscription: list[float]
     workload: dict[str, float | int]
     rules: dict[str, float | int]
+    history_requests: int
+    measured_window_s: float
+    offered_occupancy: float | None
     results: list[StrategyResult]
 
     def result(self, strategy: str) -> StrategyResult:
@@ -83,7 +91,8 @@ def _run(strategy: Strategy, topology: Topology, requests: Sequence[Request], sp
         if choice is not None:
             dc.commit(choice.allocation)
         tally.select_ms.append((time.perf_counter() - start) * 1e3)
-        tick()
+        if not request.history:
+            tick()
         if choice is None:
             continue
         seconds = run_seconds(request, choice.candidate.vms, choice.candidate.bandwidth, profile, config)
@@ -92,9 +101,19 @@ def _run(strategy: Strategy, topology: Topology, requests: Sequence[Request], sp
     return tally
 
 
-def _summary(strategy: str, tally: _Tally, requests: Sequence[Request], first: int) -> StrategyResult:
-    """The metrics over requests ``first`` onwards (the earlier ones warm the datacenter up)."""
+def _busy_fraction(jobs: Iterable[tuple[float, float, int]], window: tuple[float, float], total_vms: int) -> float | None:
+    """Time-averaged busy VMs / all VMs over ``window``, from (start, end, VMs) of each job."""
+    t0, t1 = window
+    if t1 <= t0:
+        return None
+    vm_seconds = sum(n * max(0.0, min(end, t1) - max(begin, t0)) for begin, end, n in jobs)
+    return vm_seconds / (total_vms * (t1 - t0))
+
+
+def _summary(strategy: str, tally: _Tally, requests: Sequence[Request], first: int, window: tuple[float, float], total_vms: int) -> StrategyResult:
+    """The metrics over requests ``first`` onwards (the history and the warm-up come before)."""
     done = [a for a in tally.accepted if a[0].index >= first]
+    carried = _busy_fraction(((r.arrival_s, r.arrival_s + s, n) for r, n, _, s in tally.accepted), window, total_vms)
     requests = requests[first:]
     seconds = np.array([s for *_, s in done])
     goals = np.array([r.deadline_s for r, *_ in done])
@@ -116,6 +135,7 @@ def _summary(strategy: str, tally: _Tally, requests: Sequence[Request], first: i
         mean_bandwidth_bytes_per_s=float(np.mean([b for _, _, b, _ in done])) if done else None,
         select_ms_median=float(np.median(tally.select_ms[first:])),
         select_ms_p99=float(np.percentile(tally.select_ms[first:], 99)),
+        occupancy=carried,
     )
 
 
@@ -131,7 +151,7 @@ def simulate(
 ) -> SimulationResult:
     """Run every strategy on the same seeded request stream; goodput is also given relative to Baseline.
 
-    Metrics skip the first ``warmup_fraction`` of the requests. With ``time_candidates`` each
+    Metrics skip the history and the first ``warmup_fraction`` of the stream. With ``time_candidates`` each
     request's candidate tuples are generated inside its timed selection (as the thesis measures,
     §4.4.3); otherwise they are generated once and shared by the strategies.
     """
@@ -146,11 +166,13 @@ def simulate(
     shared = [] if time_candidates else [space(r) for r in requests]
     space_of = space if time_candidates else (lambda r: shared[r.index])
     tick = (lambda: progress(1)) if progress else (lambda: None)
-    first = int(warmup_fraction * len(requests))
+    history = sum(r.history for r in requests)
+    first = history + int(warmup_fraction * config.requests)
+    window = (requests[first].arrival_s, requests[-1].arrival_s)  # first measured arrival to the last
     results = []
     for strategy in strategies:
         tally = _run(strategy, topology, requests, space_of, config, profile, tick)
-        results.append(_summary(strategy, tally, requests, first))
+        results.append(_summary(strategy, tally, requests, first, window, topology.vms))
         log.info("%s: %.1f %% rejected", strategy, 100 * results[-1].rejected_fraction)
     base = next((r for r in results if r.strategy == "baseline"), None)
     if base is not None and base.goodput_bytes > 0:
@@ -162,5 +184,8 @@ def simulate(
         oversubscription=list(topology.oversubscription),
         workload={**vars(config), "warmup_fraction": warmup_fraction},
         rules=dict(vars(rules)),
+        history_requests=history,
+        measured_window_s=window[1] - window[0],
+        offered_occupancy=_busy_fraction(((r.arrival_s, r.arrival_s + r.deadline_s, r.baseline_vms) for r in requests), window, topology.vms),
         results=results,
     )

@@ -7,10 +7,19 @@ chosen so that the Baseline tuple <N_base, B_base> is exponentially distributed 
 reduce tasks (w, w' uniform in 1..``max_map_waves``, 1..``max_reduce_waves``), selectivities log-uniform in [1/2, 2], and map/reduce
 rates B^P exponential with mean 500 Mbps (§4.4.1). Arrivals are Poisson at the rate that makes
 lambda x E[N_base x T_desired] / (VMs) the target occupancy (§4.4.1).
+
+Goals are heavy-tailed (B^P and B_base near 1 Mbps make jobs of hours), so a datacenter that starts
+empty needs hours of arrivals before the offered load reaches the target. The stream is therefore
+preceded by its *history*: the requests of the ``history_s`` seconds of Poisson arrivals before it
+that are still running (by their goal) when it starts. Those that would have ended earlier cannot be
+running then and are left out, so the load the stream starts from is the stationary one (that of an
+M/G/inf system), and only about as many requests as run at once are simulated before the stream
+instead of hours of arrivals (the others are drawn only to be left out).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,15 +46,25 @@ class WorkloadConfig:
     max_reduce_waves: int = 4
     outlier_probability: float = 0.0
     outlier_mean_slowdown: float = 1.0
+    history_s: float = 20_000.0
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.requests < 1 or not 0 < self.occupancy <= 2:
-            raise InputError("requests must be >= 1 and occupancy in (0, 2]", field="workload")
+        if self.requests < 1:
+            raise InputError(f"must be >= 1, got {self.requests}", field="requests")
+        check_occupancy(self.occupancy, field="occupancy")
+        if self.history_s < 0:
+            raise InputError(f"must be >= 0, got {self.history_s}", field="history_s")
         if self.mean_vms < 1 or self.mean_bandwidth < MBPS or self.mean_task_rate < MBPS:
             raise InputError("mean_vms >= 1 and mean rates >= 1 Mbps are required", field="workload")
         if not 0 <= self.outlier_probability < 1 or self.outlier_mean_slowdown < 0:
             raise InputError("outlier_probability must be in [0, 1) and the slowdown >= 0", field="workload")
+
+
+def check_occupancy(occupancy: float, field: str) -> None:
+    """The target occupancy lambda N T / M (§4.4.1) must be in (0, 1]; an InputError names ``field``."""
+    if not 0 < occupancy <= 1:
+        raise InputError(f"must be in (0, 1], got {occupancy:g}", field=field)
 
 
 @dataclass(frozen=True)
@@ -63,8 +82,13 @@ class Request:
     def input_bytes(self) -> float:
         return self.job.input_bytes
 
+    @property
+    def history(self) -> bool:
+        """Arrived before the stream: part of the load the stream starts from, not measured."""
+        return self.arrival_s < 0
 
-def _job(rng: np.random.Generator, index: int, vms: int, config: WorkloadConfig) -> JobSpec:
+
+def _job(rng: np.random.Generator, name: str, vms: int, config: WorkloadConfig) -> JobSpec:
     map_tasks = vms * int(rng.integers(1, config.max_map_waves + 1))
     reduce_tasks = vms * int(rng.integers(1, config.max_reduce_waves + 1))
     map_sel, reduce_sel = np.exp(rng.uniform(np.log(0.5), np.log(2.0), size=2))
@@ -79,23 +103,50 @@ def _job(rng: np.random.Generator, index: int, vms: int, config: WorkloadConfig)
         map_rate_bytes_per_s=float(map_rate),
         reduce_rate_bytes_per_s=float(reduce_rate),
     )
-    return JobSpec(name=f"request-{index:06d}", stages=[stage])
+    return JobSpec(name=name, stages=[stage])
+
+
+@dataclass(frozen=True)
+class _Drawn:
+    """A request before its arrival time is known."""
+
+    job: JobSpec
+    vms: int
+    bandwidth: int
+    deadline_s: float
+
+
+def _draw(rng: np.random.Generator, name: str, config: WorkloadConfig, profile: ClusterSpec) -> _Drawn:
+    """A job and its Baseline tuple <N_base, B_base>; its goal is T_desired = L(<N_base, B_base>) (§4.4.2)."""
+    vms = min(max(round(rng.exponential(config.mean_vms)), 1), config.max_vms)
+    mbps = min(max(round(rng.exponential(config.mean_bandwidth) / MBPS), 1), config.max_bandwidth // MBPS)
+    job = _job(rng, name, vms, config)
+    deadline = float(latency(job, profile, np.array([vms]), np.array([mbps * MBPS]))[0])
+    return _Drawn(job, vms, mbps * MBPS, deadline)
+
+
+def _rate(drawn: list[_Drawn], occupancy: float, total_vms: int) -> float:
+    """lambda with occupancy = lambda E[N T] / M (§4.4.1; the mean of the product, which occupancy measures)."""
+    return occupancy * total_vms / float(np.mean([d.vms * d.deadline_s for d in drawn]))
 
 
 def generate_requests(config: WorkloadConfig, profile: ClusterSpec, total_vms: int) -> list[Request]:
-    """The seeded request stream with Poisson arrivals at the target occupancy (§4.4.1)."""
+    """The seeded request stream with Poisson arrivals at the target occupancy (§4.4.1), after its history.
+
+    History requests (arrival < 0) come first; the stream arrives from time 0 on. Every draw, the
+    history's included, estimates E[N T] for the arrival rate; the history spans about ``history_s``.
+    """
     rng = np.random.default_rng(config.seed)
-    drawn = []
-    for i in range(config.requests):
-        vms = int(np.clip(round(rng.exponential(config.mean_vms)), 1, config.max_vms))
-        bandwidth = int(np.clip(round(rng.exponential(config.mean_bandwidth) / MBPS), 1, config.max_bandwidth // MBPS)) * MBPS
-        job = _job(rng, i, vms, config)
-        deadline = float(latency(job, profile, np.array([vms]), np.array([bandwidth]))[0])  # T_desired
-        drawn.append((job, vms, bandwidth, deadline))
-    vm_seconds = np.mean([vms * deadline for _, vms, _, deadline in drawn])
-    rate = config.occupancy * total_vms / vm_seconds  # occupancy = lambda N T / M (§4.4.1)
-    arrivals = np.cumsum(rng.exponential(1.0 / rate, size=config.requests))
-    return [Request(i, float(t), job, vms, b, d) for i, (t, (job, vms, b, d)) in enumerate(zip(arrivals, drawn))]
+    stream = [_draw(rng, f"request-{i:06d}", config, profile) for i in range(config.requests)]
+    pool = [_draw(rng, f"history-{k:06d}", config, profile)
+            for k in range(math.ceil(_rate(stream, config.occupancy, total_vms) * config.history_s))]
+    rate = _rate(stream + pool, config.occupancy, total_vms)
+    arrivals = np.cumsum(rng.exponential(1.0 / rate, size=len(stream)))
+    before = -np.cumsum(rng.exponential(1.0 / rate, size=len(pool)))
+    running = [(t, d) for t, d in zip(before.tolist(), pool) if t + d.deadline_s > 0]  # still running at 0
+    running.sort(key=lambda td: td[0])
+    timed = running + list(zip(arrivals.tolist(), stream))
+    return [Request(i, t, d.job, d.vms, d.bandwidth, d.deadline_s) for i, (t, d) in enumerate(timed)]
 
 
 def _stage_seconds(rng: np.random.Generator, tasks: int, slots: int, task_seconds: float, config: WorkloadConfig) -> float:

@@ -31,8 +31,9 @@ def test_errors_are_one_line_and_write_nothing(tmp_path, capsys):
     assert main([*SMALL, "--strategies", "corral-x", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("corral: error: --strategies: unknown strategies ['corral-x']") and err.count("\n") == 1
-    assert main([*SMALL, "--occupancy", "0", "--out", str(out)]) == 2
-    assert "occupancy" in capsys.readouterr().err
+    for occupancy in ("0", "1.5"):
+        assert main([*SMALL, "--occupancy", occupancy, "--out", str(out)]) == 2
+        assert capsys.readouterr().err == f"corral: error: --occupancy: must be in (0, 1], got {occupancy}\n"
     assert main([*SMALL, "--oversubscription", "0.5", "--out", str(out)]) == 2
     assert main([*SMALL, "--disk-mbps", "0", "--out", str(out)]) == 2
     assert "disk_bandwidth_bytes_per_s" in capsys.readouterr().err.splitlines()[-1]

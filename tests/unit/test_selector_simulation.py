@@ -8,6 +8,8 @@ import pytest
 
 from corral_yarn.errors import InputError
 from corral_yarn.selector import CandidateRules, Topology, WorkloadConfig, generate_requests, simulate, vm_profile
+from corral_yarn.selector.candidates import MBPS
+from corral_yarn.selector.workload import run_seconds
 
 SMALL = Topology(fanout=(8, 4, 4), vm_slots=4, nic_bytes_per_s=125_000_000, oversubscription=(10.0, 1.0))
 
@@ -30,9 +32,11 @@ def test_accounting_and_determinism():
 
 
 def test_malleability_rejects_fewer_requests_and_time_malleability_finishes_sooner():
-    res = simulate(SMALL, _config(requests=400, occupancy=0.9), CandidateRules())
+    """At a steady 90 % Corral-I rejects fewer than Baseline and Corral-R (Fig. 4.4); Corral-R's random
+    tuples, often more VMs than needed, can then reject more than Baseline (docs/selector.md)."""
+    res = simulate(SMALL, _config(requests=400, occupancy=0.9, mean_vms=6.0, max_vms=60), CandidateRules())
     base, rand, imb, tim = (res.result(s) for s in ("baseline", "corral-r", "corral-i", "corral-t"))
-    assert imb.rejected_fraction < base.rejected_fraction and rand.rejected_fraction < base.rejected_fraction
+    assert imb.rejected_fraction < base.rejected_fraction and imb.rejected_fraction < rand.rejected_fraction
     assert imb.goodput_vs_baseline > 0
     assert tim.completion_vs_goal_median < imb.completion_vs_goal_median
     assert res.result("strawman").completion_vs_goal_median < 0.9
@@ -47,15 +51,61 @@ def test_outliers_make_jobs_late_and_slack_absorbs_them():
     assert loose.rejected_fraction >= tight.rejected_fraction
 
 
-def test_arrivals_hit_the_target_occupancy():
+def test_arrivals_follow_the_workload():
     config = _config(requests=2000)
+    requests = generate_requests(config, vm_profile(125e6), SMALL.vms)
+    history = [r for r in requests if r.history]
+    assert history and all(r.arrival_s + r.deadline_s > 0 for r in history)  # only those still running at 0
+    assert [r.index for r in requests] == list(range(len(requests)))
+    assert np.all(np.diff([r.arrival_s for r in requests]) > 0)
+    assert np.mean([r.baseline_vms for r in requests if not r.history]) == pytest.approx(12.0, rel=0.15)
+
+
+# Many small requests (about 100 running at 75 %) keep the run short and the start-up ramp visible.
+STEADY = {"requests": 600, "mean_vms": 4.0, "max_vms": 40}
+
+
+@pytest.mark.parametrize("target", [0.5, 0.75])
+def test_measured_occupancy_is_the_target_from_the_first_measured_request(target):
+    """Offered load (every request on its Baseline tuple for its goal) over the measured window, as
+    the simulation measures it, averaged over three seeds; an empty start would miss it by > 30 %."""
+    def offered(history_s: float) -> float:
+        return float(np.mean([
+            simulate(SMALL, _config(**STEADY, occupancy=target, seed=seed, history_s=history_s), CandidateRules(),
+                     strategies=["baseline"]).offered_occupancy
+            for seed in range(3)
+        ]))
+
+    assert offered(20_000.0) == pytest.approx(target, rel=0.12)
+    assert offered(0.0) < 0.8 * target  # the ramp the history removes
+
+
+def test_carried_occupancy_is_the_vms_the_accepted_jobs_held():
+    """With nothing rejected every job holds its Baseline tuple for its real run time, a little under
+    its goal (the local 1/N of the shuffle stays on the VM), so carried occupancy is below offered."""
+    config = _config(**STEADY, occupancy=0.3, mean_bandwidth=50 * MBPS, seed=1)
+    res = simulate(SMALL, config, CandidateRules(), strategies=["baseline", "corral-i"])
+    base = res.result("baseline")
+    assert base.rejected_fraction == 0.0
     profile = vm_profile(125e6)
     requests = generate_requests(config, profile, SMALL.vms)
-    vm_seconds = sum(r.baseline_vms * r.deadline_s for r in requests)
-    assert vm_seconds / (SMALL.vms * requests[-1].arrival_s) == pytest.approx(0.75, rel=0.1)
-    assert np.mean([r.baseline_vms for r in requests]) == pytest.approx(12.0, rel=0.15)
+    t0, t1 = requests[res.history_requests].arrival_s, requests[-1].arrival_s
+    assert res.measured_window_s == pytest.approx(t1 - t0)
+    held = sum(r.baseline_vms * max(0.0, min(r.arrival_s + run_seconds(r, r.baseline_vms, r.baseline_bandwidth, profile, config), t1)
+                                    - max(r.arrival_s, t0)) for r in requests)
+    assert base.occupancy == pytest.approx(held / (SMALL.vms * (t1 - t0)), rel=1e-9)
+    assert 0.7 * res.offered_occupancy < base.occupancy < res.offered_occupancy
+    assert res.result("corral-i").occupancy != base.occupancy  # other tuples, other VM-seconds
+
+
+@pytest.mark.parametrize("occupancy", [0.0, -0.1, 1.01, 2.0])
+def test_bad_occupancy(occupancy):
+    with pytest.raises(InputError, match=r"^occupancy: must be in \(0, 1\]"):
+        WorkloadConfig(occupancy=occupancy)
 
 
 def test_bad_workload():
-    with pytest.raises(InputError, match="occupancy"):
-        WorkloadConfig(occupancy=0.0)
+    with pytest.raises(InputError, match="^requests:"):
+        WorkloadConfig(requests=0)
+    with pytest.raises(InputError, match="^history_s:"):
+        WorkloadConfig(history_s=-1.0)
