@@ -55,10 +55,12 @@ class WorkloadConfig:
         check_occupancy(self.occupancy, field="occupancy")
         if self.history_s < 0:
             raise InputError(f"must be >= 0, got {self.history_s}", field="history_s")
-        if self.mean_vms < 1 or self.mean_bandwidth < MBPS or self.mean_task_rate < MBPS:
-            raise InputError("mean_vms >= 1 and mean rates >= 1 Mbps are required", field="workload")
-        if not 0 <= self.outlier_probability < 1 or self.outlier_mean_slowdown < 0:
-            raise InputError("outlier_probability must be in [0, 1) and the slowdown >= 0", field="workload")
+        for name, value, least in (("mean_vms", self.mean_vms, 1), ("mean_bandwidth", self.mean_bandwidth, MBPS),
+                                   ("mean_task_rate", self.mean_task_rate, MBPS), ("outlier_mean_slowdown", self.outlier_mean_slowdown, 0)):
+            if value < least:
+                raise InputError(f"must be >= {least}, got {value}", field=name)
+        if not 0 <= self.outlier_probability < 1:
+            raise InputError(f"must be in [0, 1), got {self.outlier_probability}", field="outlier_probability")
 
 
 def check_occupancy(occupancy: float, field: str) -> None:

@@ -109,3 +109,7 @@ def test_bad_workload():
         WorkloadConfig(requests=0)
     with pytest.raises(InputError, match="^history_s:"):
         WorkloadConfig(history_s=-1.0)
+    for field, value in (("mean_vms", 0), ("mean_bandwidth", 10), ("mean_task_rate", 0), ("outlier_mean_slowdown", -1.0),
+                         ("outlier_probability", 1.0)):
+        with pytest.raises(InputError, match=f"^{field}: must be"):
+            WorkloadConfig(**{field: value})
