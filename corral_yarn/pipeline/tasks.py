@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 from corral_yarn import io
 from corral_yarn.cli.estimator import parse_duration, parse_time
 from corral_yarn.cluster import ApplicationFailedError
-from corral_yarn.errors import CorralError
+from corral_yarn.errors import CorralError, InputError
 from corral_yarn.pipeline import execution, planning
 from corral_yarn.pipeline.catalog import Catalog
 from corral_yarn.pipeline.connections import cluster_from_airflow
@@ -25,6 +26,7 @@ from corral_yarn.pipeline.settings import Period, PipelineSettings
 
 log = logging.getLogger(__name__)
 SUMMARY = "summary.json"
+NOT_RUN = "not_run.json"  # planned jobs the catalog cannot run, written by planned_jobs for summarize
 
 
 class JobsFailedError(CorralError):
@@ -78,8 +80,11 @@ def planned_jobs(params: dict[str, Any]) -> list[dict[str, Any]]:
     settings = _settings(params)
     cluster = cluster_from_airflow()
     published = planning.load_published(cluster, settings, params.get("plan_version"))
-    runs, _ = execution.planned_runs(published, Catalog.load(settings.catalog), settings)
+    runs, unknown = execution.planned_runs(published, Catalog.load(settings.catalog), settings)
+    if unknown and not runs:
+        raise InputError(f"none of the plan's {len(unknown)} jobs has an entry in the catalog {settings.catalog}: {', '.join(unknown[:10])}")
     execution.check_priorities(runs, cluster.rm.max_priority())
+    io.write_atomic(settings.records / published.version / NOT_RUN, json.dumps({"no_catalog_entry": unknown}, indent=2) + "\n")
     log.info("plan %s: %d jobs to run", published.version, len(runs))
     return [r.model_dump(mode="json") for r in runs]
 
@@ -122,26 +127,29 @@ def verify(params: dict[str, Any], submitted: dict[str, Any]) -> dict[str, Any]:
 
 
 def summarize(params: dict[str, Any], jobs: list[dict[str, Any]], records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Write ``summary.json`` next to the records; raises JobsFailedError if a planned job has no record."""
-    summary = summary_of(jobs, [r for r in records if r])
-    if jobs:
-        path = _settings(params).records / jobs[0]["version"] / SUMMARY
-        io.write_atomic(path, json.dumps(summary, indent=2) + "\n")
-        log.info("run summary: %s", path.resolve())
+    """Write ``summary.json`` next to the records; raises JobsFailedError if a planned job did not run to its end."""
+    directory = _settings(params).records / jobs[0]["version"] if jobs else None
+    not_run = json.loads((directory / NOT_RUN).read_text())["no_catalog_entry"] if directory and (directory / NOT_RUN).exists() else []
+    summary = summary_of(jobs, [r for r in records if r], not_run)
+    if directory:
+        io.write_atomic(directory / SUMMARY, json.dumps(summary, indent=2) + "\n")
+        log.info("run summary: %s", (directory / SUMMARY).resolve())
     if summary["missing"]:
-        raise JobsFailedError(f"{len(summary['missing'])} of {len(jobs)} planned jobs did not finish: {', '.join(summary['missing'])}")
+        raise JobsFailedError(f"{len(summary['missing'])} of {summary['planned']} planned jobs did not finish: {', '.join(summary['missing'])}"
+                              + (f" ({len(not_run)} have no catalog entry)" if not_run else ""))
     return summary
 
 
-def summary_of(jobs: list[dict[str, Any]], records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Totals over the recorded jobs: containers and blocks inside their rack sets."""
+def summary_of(jobs: list[dict[str, Any]], records: list[dict[str, Any]], not_run: Sequence[str] = ()) -> dict[str, Any]:
+    """Totals over the recorded jobs: containers and blocks inside their rack sets; ``not_run``: planned jobs not in the catalog."""
     total = {key: sum(r["locality"][key] for r in records) for key in
              ("containers", "containers_in_racks", "blocks", "blocks_with_replica_in_racks", "replicas", "replicas_in_racks")}
     return {
         "version": jobs[0]["version"] if jobs else None,
-        "planned": len(jobs),
+        "planned": len(jobs) + len(not_run),
         "succeeded": sum(1 for r in records if r["final_status"] == "SUCCEEDED"),
-        "missing": sorted({j["name"] for j in jobs} - {r["job"] for r in records}),
+        "missing": sorted({j["name"] for j in jobs} - {r["job"] for r in records} | set(not_run)),
+        "no_catalog_entry": sorted(not_run),
         **total,
         "container_share": _share(total["containers_in_racks"], total["containers"]),
         "block_share": _share(total["blocks_with_replica_in_racks"], total["blocks"]),

@@ -168,3 +168,14 @@ def test_the_summary_totals_locality_and_fails_the_run_when_a_job_is_missing(tmp
     assert (summary["containers_in_racks"], summary["containers"], summary["container_share"]) == (8, 9, 8 / 9)
     assert (summary["block_share"], summary["succeeded"]) == (5 / 6, 2)
     assert tasks.summarize({"home": str(tmp_path)}, jobs[:2], records)["missing"] == []
+
+
+def test_planned_jobs_without_a_catalog_entry_count_as_planned_and_fail_the_run(tmp_path: Path) -> None:
+    jobs = [{"name": n, "version": "V1"} for n in ("a", "b")]
+    records = [_record("a", 0, (1, 1), (1, 1)), _record("b", 1, (1, 1), (1, 1))]
+    (tmp_path / "records" / "V1").mkdir(parents=True)
+    (tmp_path / "records" / "V1" / tasks.NOT_RUN).write_text(json.dumps({"no_catalog_entry": ["z"]}))
+    with pytest.raises(tasks.JobsFailedError, match=r"1 of 3 planned jobs did not finish: z \(1 have no catalog entry\)"):
+        tasks.summarize({"home": str(tmp_path)}, jobs, records)
+    summary = json.loads((tmp_path / "records" / "V1" / "summary.json").read_text())
+    assert (summary["planned"], summary["succeeded"], summary["missing"], summary["no_catalog_entry"]) == (3, 2, ["z"], ["z"])
