@@ -32,13 +32,23 @@ def positive_int(text: str) -> int:
     return value
 
 
-def _non_negative_int(text: str) -> int:
+def non_negative_int(text: str) -> int:
     if not text.isdigit():
         raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
     return int(text)
 
 
-def _non_negative_float(text: str) -> float:
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0.0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -64,7 +74,7 @@ def _register_plan(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--scenario", required=True, choices=SCENARIOS,
                    help="batch: all jobs at time 0, minimise the makespan; online: jobs at their arrival times, minimise the mean completion time")
     p.add_argument("--out", required=True, type=Path, metavar="PLAN.json", help="where to write the plan (written whole or not at all)")
-    p.add_argument("--alpha", type=_non_negative_float, metavar="X",
+    p.add_argument("--alpha", type=non_negative_float, metavar="X",
                    help="data-balance weight alpha in seconds per byte (thesis §4.3.4); default 1 / rack-to-core bandwidth; 0 turns it off")
     p.add_argument("--planner", choices=sorted(IMPLEMENTATIONS), default="fast",
                    help="fast (default) or reference, the literal and slow oracle; both give the same plan")
@@ -88,10 +98,10 @@ def _register_example(subparsers: argparse._SubParsersAction) -> None:
                                           "(W1-like jobs, thesis §4.5.2: small <= 50 tasks, medium <= 500, large >= 1000).")
     p.add_argument("--out", required=True, type=Path, metavar="DIR", help="directory for cluster.json and jobs.json")
     p.add_argument("--jobs", type=positive_int, default=50, metavar="N", help="number of jobs (default 50)")
-    p.add_argument("--seed", type=_non_negative_int, default=0, metavar="S", help="random seed (default 0)")
+    p.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help="random seed (default 0)")
     p.add_argument("--racks", type=positive_int, default=7, metavar="R", help="racks in the cluster (default 7)")
     p.add_argument("--machines-per-rack", type=positive_int, default=30, metavar="M", help="machines per rack (default 30)")
-    p.add_argument("--arrival-span", type=_non_negative_float, default=0.0, metavar="SECONDS",
+    p.add_argument("--arrival-span", type=non_negative_float, default=0.0, metavar="SECONDS",
                    help="spread arrivals uniformly over this many seconds (default 0: every job arrives at 0)")
     p.set_defaults(func=_run_example)
 

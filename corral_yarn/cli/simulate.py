@@ -1,15 +1,17 @@
-"""``corral simulate`` and ``corral compare``: the flow-level simulator's front end (thesis §4.5)."""
+"""``corral simulate``, ``corral compare`` and ``corral sim-workload``: the flow-level simulator's front end (thesis §4.5)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from tqdm import tqdm
 
 from corral_yarn import io
+from corral_yarn.cli.plan import non_negative_float, non_negative_int, positive_float, positive_int
 from corral_yarn.errors import InputError
 from corral_yarn.planner.schedule import SCENARIOS
 from corral_yarn.sim import RunSpec, simulate
@@ -17,19 +19,28 @@ from corral_yarn.sim.network import SHARING
 from corral_yarn.sim.experiments import reduction, run_all
 from corral_yarn.sim.report import write_report
 from corral_yarn.sim.schedulers import SCHEDULERS
+from corral_yarn.sim.workloads import perturb, scale_sizes, spread_arrivals, swim_replay, with_adhoc
+from corral_yarn.workloads import w1_like
 
 log = logging.getLogger(__name__)
 COMPARE_SCHEMA = "corral-yarn/sim-compare/v1"
 
 
-def _share(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.0 <= value < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1), got {text!r}")
-    return value
+def _unit_interval(closed: bool) -> Callable[[str], float]:
+    """An argparse type for a fraction in [0, 1] (closed) or [0, 1)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not (0.0 <= value <= 1.0 if closed else 0.0 <= value < 1.0):
+            raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1{']' if closed else ')'}, got {text!r}")
+        return value
+    return parse
+
+
+_share = _unit_interval(closed=False)
+_fraction = _unit_interval(closed=True)
 
 
 def _names(choices: tuple[str, ...]):
@@ -53,8 +64,56 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output-replication", type=int, choices=(1, 2, 3), default=3, help="HDFS replication of job output: 3 (default, HDFS), or 1 to write output locally only, as MRCute assumes")
 
 
+def _base_workload(args: argparse.Namespace):
+    """The predicted jobs: W1-like or a SWIM replay, sizes x --scale, plus --adhoc W1-like ad hoc jobs (§4.5.5)."""
+    if args.source == "swim":
+        if not (args.swim and args.cluster):
+            raise InputError("--source swim needs --swim (the trace) and --cluster (to scale it to)")
+        base = swim_replay(args.swim, io.load_cluster(args.cluster), args.swim_start, args.arrival_span, seed=args.seed)
+    else:
+        base = w1_like(args.jobs, seed=args.seed, arrival_span_s=args.arrival_span)
+    if args.adhoc:
+        base = with_adhoc(base, spread_arrivals(w1_like(args.adhoc, seed=args.seed + 1), args.arrival_span, seed=args.seed + 1))
+    return scale_sizes(base, args.scale) if args.scale != 1.0 else base
+
+
+def _run_sim_workload(args: argparse.Namespace) -> int:
+    errors = args.size_error or args.arrival_error
+    if errors and not args.predicted_out:
+        raise InputError("--size-error/--arrival-error make what runs differ from the prediction: give --predicted-out for the prediction")
+    predicted = _base_workload(args)
+    actual = perturb(predicted, args.size_error, args.arrival_error, args.error_fraction, seed=args.seed) if errors else predicted
+    io.save(actual, args.out)
+    if args.predicted_out:
+        io.save(predicted, args.predicted_out)
+    adhoc = sum(1 for j in actual.jobs if j.recurring_key is None)
+    print(f"wrote {len(actual.jobs)} jobs ({adhoc} ad hoc) to {args.out}" + (f", the prediction to {args.predicted_out}" if args.predicted_out else ""))
+    return 0
+
+
+def _add_sim_workload(subparsers: argparse._SubParsersAction) -> None:
+    w = subparsers.add_parser("sim-workload", help="write a workload for the simulator: W1-like or SWIM, ad hoc mix, prediction errors",
+                              description="Write the jobs that run (--out) and, with errors injected, the prediction they came from (--predicted-out), for 'corral simulate --workload ... --predicted ...' (thesis §4.5.3-4.5.6).")
+    w.add_argument("--out", required=True, type=Path, metavar="W.json", help="the jobs that actually run (corral-yarn/jobs/v1)")
+    w.add_argument("--predicted-out", type=Path, metavar="P.json", help="the prediction (before --size-error/--arrival-error)")
+    w.add_argument("--source", choices=("w1", "swim"), default="w1", help="w1: W1-like recurring jobs (default); swim: replay of the SWIM FB-2009 trace")
+    w.add_argument("--jobs", type=positive_int, default=200, metavar="N", help="W1-like jobs (default 200)")
+    w.add_argument("--arrival-span", type=non_negative_float, default=900.0, metavar="S", help="arrivals spread over S seconds; with swim, the trace window's length (default 900)")
+    w.add_argument("--swim", type=Path, metavar="FILE", help="the SWIM trace (TSV), e.g. ../shared/data/swim/FB-2009_samples_24_times_1hr_0.tsv")
+    w.add_argument("--swim-start", type=non_negative_float, default=0.0, metavar="S", help="second of the trace the window starts at (default 0)")
+    w.add_argument("--cluster", type=Path, metavar="C.json", help="with swim: the cluster the trace's bytes are scaled to (machines / 600)")
+    w.add_argument("--adhoc", type=non_negative_int, default=0, metavar="N", help="add N W1-like ad hoc jobs (no recurring key: the plan ignores them; §4.5.5)")
+    w.add_argument("--scale", type=positive_float, default=1.0, metavar="F", help="every job's bytes x F, same task counts (default 1)")
+    w.add_argument("--size-error", type=_share, default=0.0, metavar="X", help="what runs has each job's sizes off by a uniform factor in [1-X, 1+X] (§4.5.6)")
+    w.add_argument("--arrival-error", type=non_negative_float, default=0.0, metavar="T", help="... and arrivals off by a uniform [-T, T] seconds")
+    w.add_argument("--error-fraction", type=_fraction, default=1.0, metavar="F", help="share of the jobs whose arrival is off (default 1)")
+    w.add_argument("--seed", type=non_negative_int, default=0, metavar="N", help="random seed (default 0)")
+    w.set_defaults(func=_run_sim_workload)
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add simulate and compare to the ``corral`` parser."""
+    """Add simulate, compare and sim-workload to the ``corral`` parser."""
+    _add_sim_workload(subparsers)
     p = subparsers.add_parser("simulate", help="simulate a workload on a cluster under one job scheduler and one network sharing policy",
                               description="Run the flow-level simulator (thesis §4.5.7) and write the per-job and summary metrics as JSON.")
     _common(p)

@@ -65,3 +65,31 @@ def test_swim_replay_derives_tasks(tmp_path):
     first, second = w.jobs[0].stages[0], w.jobs[1].stages[0]
     assert first.map_tasks == 3 and first.reduce_tasks == 2  # 128 MiB splits, a reducer per GiB
     assert second.reduce_tasks == 0 and second.shuffle_bytes == 0
+
+
+def test_sim_workload_writes_a_mix_scaled_as_asked(tmp_path, capsys):
+    assert main(["sim-workload", "--out", str(tmp_path / "w.json"), "--jobs", "12", "--adhoc", "3", "--scale", "4", "--seed", "5"]) == 0
+    written = io.load_workload(tmp_path / "w.json")
+    plain = w1_like(12, seed=5, arrival_span_s=900)
+    recurring = [j for j in written.jobs if j.recurring_key is not None]
+    assert len(written.jobs) == 15 and all(j.name.startswith("adhoc-") for j in written.jobs if j.recurring_key is None)
+    assert [j.input_bytes for j in recurring] == [4 * j.input_bytes for j in plain.jobs]
+    assert "wrote 15 jobs (3 ad hoc)" in capsys.readouterr().out
+
+
+def test_sim_workload_with_errors_writes_what_runs_and_the_prediction(tmp_path):
+    out, predicted = tmp_path / "w.json", tmp_path / "p.json"
+    assert main(["sim-workload", "--out", str(out), "--predicted-out", str(predicted), "--jobs", "10", "--size-error", "0.5",
+                 "--arrival-error", "60"]) == 0
+    runs, prediction = io.load_workload(out), io.load_workload(predicted)
+    assert prediction == w1_like(10, seed=0, arrival_span_s=900)
+    assert runs == perturb(prediction, 0.5, 60.0, 1.0, seed=0) and runs != prediction
+
+
+def test_sim_workload_errors_are_one_line(tmp_path, capsys):
+    for args, message in ((["--size-error", "0.2"], "give --predicted-out"), (["--source", "swim"], "needs --swim"),
+                          (["--size-error", "1.5"], "argument --size-error: expected a fraction in [0, 1)")):
+        assert main(["sim-workload", "--out", str(tmp_path / "w.json"), *args]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("corral: error: ") and message in err, err
+    assert not (tmp_path / "w.json").exists()
