@@ -39,7 +39,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptS
 final class YarnTestApp implements AutoCloseable {
 
   static final int CONTAINER_MB = 512;
-  private static final long TIMEOUT_MS = 60_000;
+  private static final long TIMEOUT_MS = 120_000;  // generous: the CI machine's 2 cores are shared
 
   private final EmbeddedCluster cluster;
   private final YarnClient yarn;
@@ -178,9 +178,20 @@ final class YarnTestApp implements AutoCloseable {
     long deadline = System.currentTimeMillis() + TIMEOUT_MS;
     while (!condition.getAsBoolean()) {
       if (System.currentTimeMillis() > deadline) {
-        throw new AssertionError("timed out waiting for " + what);
+        throw new AssertionError("timed out waiting for " + what + "; " + usage());
       }
       Thread.sleep(200);
+    }
+  }
+
+  /** What the ResourceManager says the application holds, for failure messages. */
+  private String usage() {
+    try {
+      var report = yarn.getApplicationReport(appId).getApplicationResourceUsageReport();
+      return "this client holds " + allocated.size() + "; the RM reports " + report.getNumUsedContainers()
+          + " used and " + report.getNumReservedContainers() + " reserved containers";
+    } catch (Exception e) {
+      return "this client holds " + allocated.size() + " (no report from the RM: " + e + ")";
     }
   }
 
