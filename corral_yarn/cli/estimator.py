@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from corral_yarn.cli.cluster import add_cluster_options, cluster_from_args
-from corral_yarn.cli.plan import positive_int
+from corral_yarn.cli.types import positive_int
 from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.errors import InputError
 from corral_yarn.io import load, save, write_atomic

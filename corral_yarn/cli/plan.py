@@ -10,6 +10,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from corral_yarn import io
+from corral_yarn.cli.types import non_negative_float, non_negative_int, positive_int
 from corral_yarn.contracts import ClusterSpec, Plan, Workload
 from corral_yarn.planner.build import IMPLEMENTATIONS, build_plan
 from corral_yarn.planner.schedule import SCENARIOS
@@ -23,39 +24,6 @@ CLUSTER_FILE = "cluster.json"
 JOBS_FILE = "jobs.json"
 DEMO_OUT = Path("out/demo")
 DEMO_ARRIVAL_SPAN_S = 300.0  # arrivals close enough that online jobs queue for racks
-
-
-def positive_int(text: str) -> int:
-    value = int(text) if text.lstrip("-").isdigit() else None
-    if value is None or value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return value
-
-
-def non_negative_int(text: str) -> int:
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    return int(text)
-
-
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0.0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
-    return value
-
-
-def non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0.0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
-    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -115,17 +83,13 @@ def _register_demo(subparsers: argparse._SubParsersAction) -> None:
 
 def _run_plan(args: argparse.Namespace) -> int:
     workload, cluster = io.load_workload(args.jobs), io.load_cluster(args.cluster)
-    with tqdm(total=2 if args.no_bound else 3, desc="corral plan", unit="step", disable=None, file=sys.stderr) as bar:
-        started: list[str] = []
-
-        def step(name: str) -> None:
-            bar.update(len(started[-1:]))  # the previous phase is done
+    with tqdm(total=2 if args.no_bound else 3, desc="corral plan", unit="phase", disable=None, file=sys.stderr) as bar:
+        def step(name: str) -> None:  # the bar counts the phases started, the description names the running one
             bar.set_description(f"corral plan: {name}")
-            started.append(name)
+            bar.update()
 
         plan = build_plan(workload, cluster, args.scenario, alpha=args.alpha, implementation=args.planner,
                           with_bound=not args.no_bound, step=step)
-        bar.update()
     io.save(plan, args.out)
     print(plan_summary(plan, len(cluster.racks), args.planner))
     print(f"Wrote {args.out}")

@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-from collections.abc import Callable
 from pathlib import Path
 
 from tqdm import tqdm
 
 from corral_yarn import io
-from corral_yarn.cli.plan import non_negative_float, non_negative_int, positive_float, positive_int
+from corral_yarn.cli.types import non_negative_float, non_negative_int, positive_float, positive_int, unit_interval
 from corral_yarn.errors import InputError
 from corral_yarn.planner.schedule import SCENARIOS
 from corral_yarn.sim import RunSpec, simulate
@@ -26,21 +25,8 @@ log = logging.getLogger(__name__)
 COMPARE_SCHEMA = "corral-yarn/sim-compare/v1"
 
 
-def _unit_interval(closed: bool) -> Callable[[str], float]:
-    """An argparse type for a fraction in [0, 1] (closed) or [0, 1)."""
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = -1.0
-        if not (0.0 <= value <= 1.0 if closed else 0.0 <= value < 1.0):
-            raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1{']' if closed else ')'}, got {text!r}")
-        return value
-    return parse
-
-
-_share = _unit_interval(closed=False)
-_fraction = _unit_interval(closed=True)
+_share = unit_interval(closed=False)
+_fraction = unit_interval(closed=True)
 
 
 def _names(choices: tuple[str, ...]):

@@ -129,15 +129,21 @@ def verify(params: dict[str, Any], submitted: dict[str, Any]) -> dict[str, Any]:
 def summarize(params: dict[str, Any], jobs: list[dict[str, Any]], records: list[dict[str, Any]]) -> dict[str, Any]:
     """Write ``summary.json`` next to the records; raises JobsFailedError if a planned job did not run to its end."""
     directory = _settings(params).records / jobs[0]["version"] if jobs else None
-    not_run = json.loads((directory / NOT_RUN).read_text())["no_catalog_entry"] if directory and (directory / NOT_RUN).exists() else []
-    summary = summary_of(jobs, [r for r in records if r], not_run)
+    summary = summary_of(jobs, [r for r in records if r], _not_run(directory))
     if directory:
         io.write_atomic(directory / SUMMARY, json.dumps(summary, indent=2) + "\n")
         log.info("run summary: %s", (directory / SUMMARY).resolve())
     if summary["missing"]:
+        not_run = summary["no_catalog_entry"]
         raise JobsFailedError(f"{len(summary['missing'])} of {summary['planned']} planned jobs did not finish: {', '.join(summary['missing'])}"
                               + (f" ({len(not_run)} have no catalog entry)" if not_run else ""))
     return summary
+
+
+def _not_run(directory: Path | None) -> list[str]:
+    """The planned jobs ``planned_jobs`` found no catalog entry for (none if it wrote no list)."""
+    path = directory / NOT_RUN if directory else None
+    return json.loads(path.read_text())["no_catalog_entry"] if path and path.exists() else []
 
 
 def summary_of(jobs: list[dict[str, Any]], records: list[dict[str, Any]], not_run: Sequence[str] = ()) -> dict[str, Any]:

@@ -1,0 +1,53 @@
+"""argparse types shared by the ``corral`` commands: each names what it expected, so the usage
+error names the option and the value."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+
+def positive_int(text: str) -> int:
+    value = int(text) if text.lstrip("-").isdigit() else None
+    if value is None or value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return int(text)
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0.0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0.0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
+    return value
+
+
+def unit_interval(closed: bool) -> Callable[[str], float]:
+    """An argparse type for a fraction in [0, 1] (closed) or [0, 1)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not (0.0 <= value <= 1.0 if closed else 0.0 <= value < 1.0):
+            raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1{']' if closed else ')'}, got {text!r}")
+        return value
+    return parse
