@@ -93,7 +93,8 @@ class StageSpec(_Strict):
     """One MapReduce stage (a whole MR job, or a vertex of a DAG, thesis §3.1.3).
 
     Sizes may be given as bytes or as selectivities, S_map = input / shuffle and
-    S_reduce = shuffle / output (thesis §3.1.2); after validation both forms are filled in.
+    S_reduce = shuffle / output (thesis §3.1.2); after validation both forms are filled in (a
+    selectivity only where both its sizes are > 0: a map-only stage, shuffle 0, has none).
     ``map_rate_bytes_per_s`` is B_map^P (input bytes a map task processes per second);
     ``reduce_rate_bytes_per_s`` is B_reduce^P, in reduce *output* bytes per second, because the
     MRCute reduce term divides each task's output by B_reduce (see docs/model.md).
@@ -121,9 +122,15 @@ class StageSpec(_Strict):
             raise ValueError("reduce_tasks is 0 but the stage shuffles data; a map-only stage has shuffle_bytes 0")
         object.__setattr__(self, "shuffle_bytes", shuffle)
         object.__setattr__(self, "output_bytes", output)
-        object.__setattr__(self, "map_selectivity", self.input_bytes / shuffle if shuffle else None)
-        object.__setattr__(self, "reduce_selectivity", shuffle / output if output else None)
+        object.__setattr__(self, "map_selectivity", _ratio(self.input_bytes, shuffle))
+        object.__setattr__(self, "reduce_selectivity", _ratio(shuffle, output))
         return self
+
+
+def _ratio(upstream: float, size: float) -> float | None:
+    """A derived selectivity, or None where a size is 0 (a map-only or empty stage has none), so it reloads."""
+    ratio = upstream / size if size else 0.0
+    return ratio if 0.0 < ratio < math.inf else None
 
 
 def _one_of(size: float | None, selectivity: float | None, upstream: float, size_name: str, sel_name: str) -> float:

@@ -258,3 +258,19 @@ def test_rack_rejects_an_empty_machine_list() -> None:
 def test_plan_rejects_unknown_fields() -> None:
     plan = build_plan(w1_like(2), example_cluster(2, 2), "batch").model_dump(mode="json")
     assert "extra: Extra inputs are not permitted" in error_of(Plan, {**plan, "extra": 1})
+
+
+@pytest.mark.parametrize(
+    ("sizes", "selectivities"),
+    [
+        ({"shuffle_bytes": 0.0, "output_bytes": 800.0, "reduce_tasks": 0}, (None, None)),  # map-only, output written by the maps
+        ({"input_bytes": 0.0, "shuffle_bytes": 0.0, "output_bytes": 0.0, "reduce_tasks": 0}, (None, None)),  # zero input
+        ({"input_bytes": 0.0}, (None, 2.0)),  # no input read from HDFS, yet a shuffle (e.g. generated data)
+        ({"output_bytes": 0.0}, (2.0, None)),
+    ],
+)
+def test_stages_with_a_zero_size_have_no_selectivity_and_reload(sizes: dict, selectivities: tuple) -> None:
+    job = JobSpec(name="j", stages=[StageSpec(name="s", **{**STAGE, **sizes})])
+    assert (job.stages[0].map_selectivity, job.stages[0].reduce_selectivity) == selectivities
+    workload = Workload(jobs=[job])
+    assert io.parse(Workload, json.loads(io.to_json(workload))) == workload
