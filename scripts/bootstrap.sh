@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Installs what corral-yarn needs from outside Python: a JDK 17, Maven and Python's venv module (Debian
-# packages), if absent.
+# Installs what corral-yarn needs from outside Python: a JDK 17, Maven, Python's venv module, iproute2 and
+# gcc (Debian packages), if absent.
 # Run by `make setup`; safe to run again.
 set -euo pipefail
 missing=()
 command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)  # Debian splits it out
+# The shaped testbed (docs/testbed.md): network namespaces and tc, and a C compiler for its container shim.
+command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 || missing+=(iproute2)
+command -v cc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
 if ((${#missing[@]})); then
   echo "bootstrap: installing ${missing[*]} with apt-get" >&2
   SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"

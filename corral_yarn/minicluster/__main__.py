@@ -29,6 +29,7 @@ def _parser() -> argparse.ArgumentParser:
     start.add_argument("--out", type=Path, default=None, help="description JSON (default BASE_DIR/cluster.json)")
     start.add_argument("--java-patch-target", type=Path, default=DEFAULT_TARGET, help="java_patch/target of a built java_patch")
     start.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for health (default 300)")
+    start.add_argument("--container-preload", type=Path, default=None, help="a shared library every container preloads (LD_PRELOAD; the testbed's shim)")
     for name in ("status", "stop"):
         command = sub.add_parser(name, help=f"{name} the cluster described by --out")
         command.add_argument("--out", type=Path, default=DEFAULT_BASE_DIR / "cluster.json", help="description JSON (default %(default)s)")
@@ -40,7 +41,10 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "start":
-            options = StartOptions(args.racks, args.nodes_per_rack, args.base_dir, args.out, args.java_patch_target, args.timeout)
+            options = StartOptions(
+                args.racks, args.nodes_per_rack, args.base_dir, args.out, args.java_patch_target, args.timeout,
+                container_preload=args.container_preload,
+            )
             description = start_cluster(options)
             print(f"cluster healthy in {description['startup_ms'] / 1000:.1f} s; description: {options.description_path}")
         elif args.command == "status":

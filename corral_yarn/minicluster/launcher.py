@@ -29,6 +29,7 @@ MAIN_CLASS = "io.corralyarn.minicluster.MiniClusterMain"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_TARGET = REPO_ROOT / "java_patch" / "target"
 MARKER = ".corral-minicluster"
+PRELOAD_PROPERTY = "corral.minicluster.container-preload"  # ClusterConfig.CONTAINER_PRELOAD_KEY
 # Directories the launcher recreates on every start (a fresh, formatted cluster).
 STATE_DIRS = ("conf", "hdfs", "yarn", "tmp", "app-logs", "logs")
 JAVA_OPTS = (
@@ -70,6 +71,7 @@ class StartOptions:
     target_dir: Path = DEFAULT_TARGET
     timeout_s: float = 300.0
     exit_with: int | None = None  # pid whose end also stops the cluster (test sessions)
+    container_preload: Path | None = None  # a library every container preloads (the testbed's shim)
 
     @property
     def description_path(self) -> Path:
@@ -106,6 +108,7 @@ def start_cluster(options: StartOptions) -> dict[str, Any]:
         _java(),
         *JAVA_OPTS,
         f"-Dlog4j.configuration=file:{base / 'log4j.properties'}",
+        *_preload_property(options.container_preload),
         "-cp", classpath, MAIN_CLASS,
         "--racks", str(options.racks), "--nodes-per-rack", str(options.nodes_per_rack),
         "--base-dir", str(base), "--out", str(out),
@@ -170,6 +173,14 @@ def _refuse_if_running(out: Path) -> None:
         return
     if processes.is_alive(pid) and processes.cmdline_contains(pid, MAIN_CLASS):
         raise MiniClusterError(f"a cluster is already running (pid {pid}, {out}); stop it first")
+
+
+def _preload_property(library: Path | None) -> list[str]:
+    if library is None:
+        return []
+    if not library.is_file():
+        raise MiniClusterError(f"container preload library {library} does not exist")
+    return [f"-D{PRELOAD_PROPERTY}={library.resolve()}"]
 
 
 def _jars(target: Path) -> tuple[str, str, Path]:

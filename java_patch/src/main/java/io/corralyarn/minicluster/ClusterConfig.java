@@ -20,6 +20,8 @@ final class ClusterConfig {
   private static final String MASTER = ClusterLayout.MASTER_HOST;
   /** The reservable queue that holds YARN reservations. */
   static final String RESERVATIONS = "reservations";
+  /** System property naming a shared library every container preloads (the testbed's shim). */
+  static final String CONTAINER_PRELOAD_KEY = "corral.minicluster.container-preload";
 
   private ClusterConfig() {
   }
@@ -100,7 +102,7 @@ final class ClusterConfig {
     c.put("yarn.nodemanager.remote-app-log-dir", dir(baseDir, "app-logs"));
     // Containers run the JVM of this launcher; NodeManagers inherit no JAVA_HOME otherwise.
     c.put("yarn.nodemanager.admin-env", "MALLOC_ARENA_MAX=2,JAVA_HOME="
-        + System.getProperty("java.home"));
+        + System.getProperty("java.home") + containerPreload());
     if (!applicationClasspath.isEmpty()) {
       c.put("yarn.application.classpath", classpath(confDir, applicationClasspath));
     }
@@ -143,6 +145,15 @@ final class ClusterConfig {
     c.put("mapreduce.reduce.java.opts", "-Xmx384m -XX:TieredStopAtLevel=1");
     c.put("mapreduce.shuffle.port", "0");
     return c;
+  }
+
+  /**
+   * On the shaped testbed (docs/testbed.md) every container preloads the shim that binds its
+   * client sockets to its node's address, so tc sees which rack a task's traffic leaves.
+   */
+  private static String containerPreload() {
+    String library = System.getProperty(CONTAINER_PRELOAD_KEY, "");
+    return library.isEmpty() ? "" : ",LD_PRELOAD=" + library;
   }
 
   private static String classpath(Path confDir, List<String> entries) {

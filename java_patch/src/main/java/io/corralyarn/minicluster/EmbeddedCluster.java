@@ -10,8 +10,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.BooleanSupplier;
 
 import org.apache.hadoop.conf.Configuration;
@@ -39,6 +41,7 @@ import org.slf4j.LoggerFactory;
 public final class EmbeddedCluster implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(EmbeddedCluster.class);
+  private static final Set<Integer> HANDED_OUT = new HashSet<>();
 
   /** What to start besides YARN. */
   public record Options(boolean hdfs, boolean jobHistory, int nodeMemoryMb, int nodeVcores,
@@ -309,12 +312,22 @@ public final class EmbeddedCluster implements AutoCloseable {
   }
 
   /** A free TCP port on the given local address. */
-  static int freePort(String host) {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(host))) {
-      return socket.getLocalPort();
-    } catch (IOException e) {
-      throw new IllegalStateException("cannot find a free port on " + host, e);
+  /**
+   * A port free on {@code host} now and never handed out before by this JVM: in a fresh network
+   * namespace (the testbed) the kernel offers the same ephemeral port again once it is closed, and
+   * two daemons configured with one port fail to bind.
+   */
+  static synchronized int freePort(String host) {
+    for (int attempt = 0; attempt < 100; attempt++) {
+      try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(host))) {
+        if (HANDED_OUT.add(socket.getLocalPort())) {
+          return socket.getLocalPort();
+        }
+      } catch (IOException e) {
+        throw new IllegalStateException("cannot find a free port on " + host, e);
+      }
     }
+    throw new IllegalStateException("no new free port on " + host + " after 100 attempts");
   }
 
   static String dir(Path parent, String... parts) {

@@ -1,0 +1,66 @@
+"""``corral testbed up|down|status|exec``: the embedded cluster on an emulated oversubscribed network
+(a private network namespace shaped with tc; docs/testbed.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from corral_yarn.cli.types import positive_float, positive_int
+from corral_yarn.errors import InputError
+from corral_yarn.testbed import control
+from corral_yarn.testbed.shaping import Network
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("testbed", help="the embedded cluster on a shaped, oversubscribed two-tier network (root)",
+                              description="Bring up, inspect, use and bring down the shaped testbed: the embedded cluster in "
+                                          "the network namespace 'corral-testbed', whose racks' uplinks to the core are held "
+                                          "to (nodes x node rate) / O by tc (docs/testbed.md).")
+    sub = p.add_subparsers(dest="testbed_command", metavar="ACTION", required=True)
+    up = sub.add_parser("up", help="create the namespace, shape it, measure the shaping, start the cluster inside")
+    up.add_argument("--racks", type=positive_int, default=3, help="racks (default 3)")
+    up.add_argument("--nodes-per-rack", type=positive_int, default=2, help="workers per rack (default 2)")
+    up.add_argument("--node-mbit", type=positive_float, default=100.0, help="NIC rate of a node in Mbit/s (default 100)")
+    up.add_argument("--oversubscription", type=positive_float, default=5.0, help="core oversubscription O >= 1 (default 5, the thesis testbed)")
+    up.add_argument("--timeout", type=positive_float, default=300.0, help="seconds to wait for a healthy cluster (default 300)")
+    up.set_defaults(func=_up)
+    down = sub.add_parser("down", help="stop the cluster and delete the namespace with its shaping")
+    down.set_defaults(func=_down)
+    status = sub.add_parser("status", help="JSON: the shaping, the cluster's health, bytes per rack pair so far")
+    status.set_defaults(func=_status)
+    run = sub.add_parser("exec", help="run a command inside the namespace (CORRAL_CLUSTER_JSON names its cluster)")
+    run.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
+    run.set_defaults(func=_exec)
+    for action in (up, down, status, run):
+        action.add_argument("--home", type=Path, default=control.DEFAULT_HOME, metavar="DIR",
+                            help=f"testbed state directory (default {control.DEFAULT_HOME})")
+
+
+def _up(args: argparse.Namespace) -> int:
+    net = Network(args.racks, args.nodes_per_rack, args.node_mbit, args.oversubscription)
+    state = control.up(net, args.home, timeout_s=args.timeout)
+    shaping = state["shaping"]
+    print(f"testbed up: {net.racks} racks x {net.nodes_per_rack} nodes, node {net.node_mbit_s:g} Mbit/s, O={net.oversubscription:g}, "
+          f"uplink {net.uplink_mbit_s:g} Mbit/s configured; measured cross-rack {shaping['measured_cross_rack_mbit_s']:g} Mbit/s, "
+          f"in-rack {shaping.get('measured_in_rack_mbit_s', float('nan')):g} Mbit/s; cluster: {state['cluster_json']}")
+    return 0
+
+
+def _down(args: argparse.Namespace) -> int:
+    existed = control.down(args.home)
+    print("testbed down" if existed else "no testbed was up; cleaned up")
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    print(json.dumps(control.status(args.home), indent=2))
+    return 0
+
+
+def _exec(args: argparse.Namespace) -> int:
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        raise InputError("testbed exec: no command given (corral testbed exec -- CMD ...)")
+    return control.exec_command(command, args.home)

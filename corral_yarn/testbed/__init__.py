@@ -1,0 +1,2 @@
+"""The shaped testbed: the embedded cluster in a private network namespace whose loopback is shaped
+like an oversubscribed two-tier datacenter network (docs/testbed.md)."""
