@@ -5,9 +5,12 @@ differ in names only by dates, timestamps and ids. The key is configurable:
 
 * ``name`` (default): the job name with dates, times, Hadoop ids, UUIDs, hex hashes and long digit
   runs removed (``daily-clicks-2026-11-21`` and ``daily-clicks-2026-11-22`` share ``daily-clicks``);
-* ``input_path``: the input path stripped the same way (``/logs/clicks/2026/11/21`` -> ``/logs/clicks``);
+* ``input_path``: the input path normalised (:func:`normalise_path`: scheme and host dropped, dates
+  and date-like partition values folded, ``/logs/clicks/ds=2026-11-21/hr=05`` -> ``/logs/clicks/ds=*/hr=*``);
+  a run without an input path falls back to its name;
 * ``pattern``: a regular expression; the key is its first group (or whole match) in the name. A name
-  it does not match falls back to the stripped name.
+  it does not match falls back to the stripped name;
+* ``column``: the value of a column of the imported table (CSV/JSON), stripped like a name.
 """
 
 from __future__ import annotations
@@ -18,12 +21,13 @@ from typing import Literal
 
 from corral_yarn.errors import InputError
 
-KeyMode = Literal["name", "input_path", "pattern"]
+KeyMode = Literal["name", "input_path", "pattern", "column"]
+MODES = ("name", "input_path", "pattern")
 
 _VOLATILE = [
     r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",  # UUID
     r"(?:job|application|appattempt|attempt|task|container)_[0-9_a-z]*\d",  # Hadoop/YARN ids
-    r"(?<!\d)\d{4}[-/_.]?\d{2}[-/_.]?\d{2}(?:[T _-]?\d{2}[:.-]?\d{2}(?:[:.-]?\d{2})?(?:\.\d+)?Z?)?(?!\d)",  # date[time]
+    r"(?<!\d)\d{4}[-/_.]?\d{2}[-/_.]?\d{2}(?:[T _-]?\d{2}(?:[:.-]?\d{2}){0,2}(?:\.\d+)?Z?)?(?!\d)",  # date[time]
     r"\b(?=[0-9a-f]*\d)[0-9a-f]{12,}\b",  # hex hash
     r"\d{6,}",  # epoch seconds, sequence numbers
     r"(?<=/)\d{1,2}(?=/|$)",  # month/day path components (/2026/11/21)
@@ -31,6 +35,8 @@ _VOLATILE = [
 _VOLATILE_RE = re.compile("|".join(f"(?:{p})" for p in _VOLATILE), re.IGNORECASE)
 _SEPARATORS = re.compile(r"([-_./:=])[-_./:=]+")
 _UNSAFE = re.compile(r"[\s,;]+")
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://[^/]*", re.IGNORECASE)  # hdfs://namenode:8020
+_PARTITION = re.compile(r"(?<=/)([^/=]+)=([^/]*\d[^/]*)(?=/|$)")  # ds=2026-11-21, hr=05, batch=17 (not country=US)
 
 
 def safe_key(text: str) -> str:
@@ -44,12 +50,21 @@ def strip_volatile(text: str) -> str:
     return safe_key(stripped)
 
 
+def normalise_path(path: str) -> str:
+    """An input path as a recurring key: scheme and authority dropped, partition values holding a digit
+    folded to ``*`` (``ds=2026-11-21`` -> ``ds=*``), then dates, ids and date directories stripped;
+    several comma-separated paths are normalised one by one, sorted and deduplicated."""
+    parts = {_PARTITION.sub(r"\1=*", _SCHEME.sub("", p.strip())) for p in path.split(",") if p.strip()}
+    return safe_key("+".join(sorted(strip_volatile(p) for p in parts)))
+
+
 @dataclass(frozen=True)
 class RecurringKey:
     """How to derive a run's recurring-job key."""
 
     mode: KeyMode = "name"
     pattern: str | None = None
+    column: str | None = None
 
     def __post_init__(self) -> None:
         if self.mode == "pattern":
@@ -59,10 +74,20 @@ class RecurringKey:
                 re.compile(self.pattern)
             except re.error as exc:
                 raise InputError(f"not a regular expression: {exc}", field="key_pattern") from None
+        if self.mode == "column" and not self.column:
+            raise InputError("key mode 'column' needs a column name", field="key")
 
-    def key(self, name: str, input_path: str | None = None) -> str:
+    @classmethod
+    def from_option(cls, key: str, pattern: str | None = None) -> RecurringKey:
+        """``--key name|input_path|pattern|COLUMN`` (any other word names a column of the import)."""
+        return cls(mode=key, pattern=pattern) if key in MODES else cls(mode="column", column=key)  # type: ignore[arg-type]
+
+    def key(self, name: str, input_path: str | None = None, value: str | None = None) -> str:
+        """The key of a run named ``name`` reading ``input_path``; ``value``: its ``column`` (column mode)."""
+        if self.mode == "column" and value:
+            return strip_volatile(value)
         if self.mode == "input_path" and input_path:
-            return strip_volatile(input_path)
+            return normalise_path(input_path)
         if self.mode == "pattern" and (m := re.search(self.pattern or "", name)):
             return safe_key(m.group(1) if m.groups() else m.group(0))
         return strip_volatile(name)

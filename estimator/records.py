@@ -156,6 +156,25 @@ class SkewPolicy:
     now: datetime | None = None
 
 
+_LIMITS = {"input_bytes": 2**63 - 1, "shuffle_bytes": 2**63 - 1, "output_bytes": 2**63 - 1,  # the Arrow schema's int64
+           "map_tasks": 2**31 - 1, "reduce_tasks": 2**31 - 1}  # and int32
+
+
+def out_of_range(run: JobRun) -> str | None:
+    """What in ``run`` the store cannot hold (a value beyond its column's integer type), or None.
+
+    Such a value is a broken export (wrong column, overflowed counter), not a job: sources make it an
+    error naming the file, line and field rather than a skipped row.
+    """
+    for name, top in _LIMITS.items():
+        if (value := getattr(run, name)) is not None and value > top:
+            return f"{name} {value} is beyond the largest value the history store holds ({top})"
+    samples = (*run.map_task_samples, *run.reduce_task_samples)
+    if any(t.bytes > _LIMITS["input_bytes"] for t in samples):
+        return f"a task sample's bytes are beyond the largest value the history store holds ({_LIMITS['input_bytes']})"
+    return None
+
+
 def check_run(run: JobRun, policy: SkewPolicy, report: IngestReport) -> JobRun | None:
     """The run to store (possibly clamped), or None after counting why it is skipped."""
     if any(v is not None and v < 0 for v in (run.input_bytes, run.shuffle_bytes, run.output_bytes)):

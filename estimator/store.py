@@ -23,8 +23,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from corral_yarn.io import write_atomic
-from estimator.errors import StoreError
-from estimator.records import HISTORY_SCHEMA, SCHEMA, IngestReport, JobRun, SkewPolicy, check_run, from_table, to_table
+from estimator.errors import HistoryInputError, StoreError
+from estimator.records import HISTORY_SCHEMA, SCHEMA, IngestReport, JobRun, SkewPolicy, check_run, from_table, out_of_range, to_table
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +98,8 @@ class HistoryStore:
             seen = self.run_ids()
             fresh: list[JobRun] = []
             for run in runs:
+                if why := out_of_range(run):
+                    raise HistoryInputError(f"run {run.run_id}: {why}; nothing stored")
                 if run.run_id in seen:
                     report.duplicates += 1
                     continue
@@ -112,8 +114,9 @@ class HistoryStore:
         if not (self.root / _MARKER).exists():
             write_atomic(self.root / _MARKER, json.dumps({"schema": HISTORY_SCHEMA}) + "\n")
         by_date = sorted(runs, key=lambda r: r.date)
-        for date, group in groupby(by_date, key=lambda r: r.date):
-            _write_part(self.root / f"date={date}", to_table(list(group)))
+        tables = [(date, to_table(list(group))) for date, group in groupby(by_date, key=lambda r: r.date)]  # all built before any is written
+        for date, table in tables:
+            _write_part(self.root / f"date={date}", table)
 
 
 def _write_part(directory: Path, table: pa.Table) -> None:

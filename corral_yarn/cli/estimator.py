@@ -92,13 +92,13 @@ def _add_season_options(p: argparse.ArgumentParser) -> None:
 
 
 def _read_source(args: argparse.Namespace, report: IngestReport, store: HistoryStore) -> list[JobRun]:
-    key = RecurringKey(mode=args.key, pattern=args.key_pattern)
+    key = RecurringKey.from_option(args.key, args.key_pattern)
     if args.jobhistory:
         return JobHistorySource(args.jobhistory, key, tasks=not args.no_tasks).read(report, skip_ids=store.run_ids())
     if args.rm:
         return ResourceManagerSource(args.rm, key).read(report)
     if args.swim:
-        return read_swim(args.swim, report, start=args.swim_start)
+        return read_swim(args.swim, report, start=args.swim_start, key=key)
     if args.csv:
         return read_csv(args.csv, key, report)
     return read_json(args.json, key, report)
@@ -175,11 +175,13 @@ def _add_ingest(history: argparse._SubParsersAction) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--jobhistory", metavar="URL", help="MapReduce JobHistory server, e.g. http://host:19888")
     src.add_argument("--rm", metavar="URL", help="YARN ResourceManager (non-MapReduce apps), e.g. http://host:8088")
-    src.add_argument("--swim", metavar="FILE", help="SWIM trace (TSV); jobs grouped by size class, see docs/estimator.md")
+    src.add_argument("--swim", metavar="FILE", help="SWIM trace (TSV, with or without input paths); key: size class or --key input_path")
     src.add_argument("--csv", metavar="FILE", help="CSV import (header row; columns in docs/estimator.md)")
     src.add_argument("--json", metavar="FILE", help="JSON array or JSON Lines import (fields in docs/estimator.md)")
     p.add_argument("--store", required=True, metavar="DIR", help="history store directory (created if absent)")
-    p.add_argument("--key", choices=["name", "input_path", "pattern"], default="name", help="recurring-job identity (default: name with dates and ids stripped)")
+    p.add_argument("--key", default="name", metavar="name|input_path|pattern|COLUMN",
+                   help="recurring-job identity (default: name with dates and ids stripped); input_path: the normalised input path; "
+                        "COLUMN: a CSV/JSON column, a JobHistory job conf property or an RM app field (docs/estimator.md)")
     p.add_argument("--key-pattern", metavar="REGEX", help="with --key pattern: the key is the regex's first group in the job name")
     p.add_argument("--swim-start", type=_option(parse_time), default=DEFAULT_START.isoformat(), metavar="TIME", help="wall-clock time of the SWIM trace's second 0 (default 2009-10-01T00:00Z)")
     p.add_argument("--no-tasks", action="store_true", help="JobHistory: skip per-task samples (faster; no MRCute rate fit)")
@@ -205,6 +207,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     history = subparsers.add_parser("history", help="the job history store").add_subparsers(title="history commands", metavar="COMMAND", required=True)
     _add_ingest(history)
     _add_profile(history)
+    for command in history.choices.values():  # -v after the command here too: corral history ingest ... -v
+        command.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help="log progress to stderr (-vv for debug)")
 
     p = subparsers.add_parser("estimate", help="predict the recurring jobs of a planning period as a jobs file for 'corral plan'")
     p.add_argument("--store", required=True, metavar="DIR", help="history store directory")

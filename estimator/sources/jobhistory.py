@@ -98,10 +98,11 @@ class JobHistorySource:
             input_bytes = shuffle_bytes = output_bytes = None  # a failed job's partial counters are not sizes
         maps, reds, placements = self._samples(job_id) if self.tasks and outcome == SUCCEEDED else ((), (), set())
         name = job.get("name") or job_id
-        input_path = self._input_path(job_id)
+        conf = self._conf(job_id)
+        input_path = conf.get(INPUT_DIR)
         return JobRun(
             run_id=f"jobhistory:{job_id}",
-            recurring_key=self.key.key(name, input_path),
+            recurring_key=self.key.key(name, input_path, conf.get(self.key.column or "")),  # --key COLUMN: a job conf property
             name=name,
             source=f"jobhistory:{self.rest.base_url}",
             submit_time=from_ms(job.get("submitTime")) or from_ms(job.get("startTime")),
@@ -120,9 +121,10 @@ class JobHistorySource:
             input_path=input_path,
         )
 
-    def _input_path(self, job_id: str) -> str | None:
+    def _conf(self, job_id: str) -> dict[str, str]:
+        """The job's configuration properties (name -> value)."""
         conf = expect(self.rest.get(f"{API}/jobs/{job_id}/conf"), "conf", service=SERVICE) or {}
-        return next((p.get("value") for p in as_list(conf.get("property")) if p.get("name") == INPUT_DIR), None)
+        return {p["name"]: p.get("value") for p in as_list(conf.get("property")) if p.get("name")}
 
     def _samples(self, job_id: str) -> tuple[tuple[TaskSample, ...], tuple[TaskSample, ...], set[tuple[str, str]]]:
         """Map and reduce task samples of the successful attempts, and their (rack, node) placements."""

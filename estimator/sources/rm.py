@@ -37,7 +37,7 @@ class ResourceManagerSource:
             runs.append(
                 JobRun(
                     run_id=f"rm:{app['id']}",
-                    recurring_key=self.key.key(name),
+                    recurring_key=self.key.key(name, None, str(app.get(self.key.column or "") or "") or None),  # --key COLUMN: an app field
                     name=name,
                     source=f"rm:{self.rest.base_url}",
                     submit_time=submit,

@@ -78,3 +78,24 @@ def test_backtest_writes_the_report(store, tmp_path, capsys):
     assert {"index.html", "overall_error.png", "error_over_time.png", "points.csv"} <= names
     assert "6.5 %" in (tmp_path / "bt" / "index.html").read_text()
     assert "paper" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("source", "content", "message"),
+    [
+        ("--swim", "job0\t1\t1\t9223372036854775808\t0\t5\n", "f:1: input_bytes 9223372036854775808 is beyond"),
+        ("--swim", "", "f is empty"),
+        ("--csv", "name,submit_time,input_byts\nx,2026-01-05T00:00:00Z,5\n", "f:1: unknown column 'input_byts'"),
+    ],
+)
+def test_bad_ingest_is_one_line_exit_2_and_leaves_the_store_as_it_was(tmp_path, capsys, source, content, message):
+    good, bad, store = tmp_path / "good.csv", tmp_path / "f", tmp_path / "s"
+    good.write_text("name,submit_time,input_bytes\netl-1,2026-01-05T02:00:00Z,10\n")
+    bad.write_text(content)
+    assert main(["history", "ingest", "--csv", str(good), "--store", str(store)]) == 0
+    before = sorted((p.relative_to(store), p.read_bytes()) for p in store.rglob("*") if p.is_file())
+    capsys.readouterr()
+    assert main(["history", "ingest", source, str(bad), "--store", str(store), "-v"]) == 2  # -v after the command is accepted
+    err = capsys.readouterr().err
+    assert err.startswith("corral: error: ") and message in err and err.count("\n") == 1
+    assert sorted((p.relative_to(store), p.read_bytes()) for p in store.rglob("*") if p.is_file()) == before

@@ -51,3 +51,24 @@ def test_instances_share_a_key_and_it_is_safe_in_a_job_name(base, date, seq):
     b = strip_volatile(f"{base}_{date.strftime('%Y%m%d')}_{seq}")
     assert a == b == base
     assert not any(c in a for c in " ,;")
+
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [
+        ("/logs/clicks/ds=2026-11-21/hr=05", "/logs/clicks/ds=*/hr=*"),
+        ("hdfs://nn.example.com:8020/logs/clicks/2010-10-02", "/logs/clicks"),
+        ("/warehouse/t/country=US/dt=20261121", "/warehouse/t/country=US/dt=*"),  # a partition without a digit is kept
+        ("/data/events/2026-11-21T05/", "/data/events"),
+        ("/b/x,/a/2026/11/21", "/a+/b/x"),
+    ],
+)
+def test_input_paths_fold_dates_and_partitions(path, key):
+    assert RecurringKey(mode="input_path").key("name", path) == key
+
+
+def test_key_option_names_a_mode_or_a_column():
+    assert RecurringKey.from_option("input_path").mode == "input_path"
+    column = RecurringKey.from_option("pipeline")
+    assert (column.mode, column.column) == ("column", "pipeline")
+    assert column.key("q-1", None, "etl-2026-01-05") == "etl" and column.key("daily-2026-01-05") == "daily"

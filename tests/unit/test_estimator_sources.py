@@ -62,12 +62,65 @@ def test_csv_reimport_is_idempotent(tmp_path):
     assert (again.written, again.duplicates) == (0, 1)
 
 
-def test_csv_unknown_column_skips_the_row_rather_than_dropping_the_field(tmp_path):
+def test_csv_unknown_column_is_an_error_naming_it_rather_than_a_silent_skip(tmp_path):
     f = tmp_path / "h.csv"
     f.write_text("name,submit_time,input_byts\nx,2026-01-05T00:00:00Z,5\n")
-    report = IngestReport()
-    assert read_csv(f, RecurringKey(), report) == []
-    assert report.skipped["malformed row"] == 1
+    with pytest.raises(HistoryInputError, match=r"h.csv:1: unknown column 'input_byts' \(did you mean 'input_bytes'"):
+        read_csv(f, RecurringKey(), IngestReport())
+
+
+def test_json_unknown_field_is_an_error_naming_the_object(tmp_path):
+    f = tmp_path / "h.json"
+    f.write_text(json.dumps([{"name": "a", "submit_time": "2026-01-05T00:00:00Z"}, {"name": "a", "submit_time": "2026-01-06T00:00:00Z", "outcom": "x"}]))
+    with pytest.raises(HistoryInputError, match=r"h.json\[1\]: unknown column 'outcom'"):
+        read_json(f, RecurringKey(), IngestReport())
+
+
+def test_copies_of_one_file_under_other_names_and_formats_are_stored_once(tmp_path):
+    rows = [("etl-2026-01-05", "2026-01-05T02:00:00Z", 1735), ("etl-2026-01-06", "2026-01-06T02:00:00Z", 1800)]
+    (tmp_path / "a.csv").write_text("name,submit_time,input_bytes\n" + "".join(f"{n},{t},{b}\n" for n, t, b in rows))
+    epoch = int(datetime(2026, 1, 5, 2, tzinfo=UTC).timestamp())  # the same instant as epoch seconds
+    (tmp_path / "b.json").write_text(json.dumps([{"name": rows[0][0], "submit_time": epoch, "input_bytes": 1735}]))
+    first = ingest(tmp_path / "s", read_csv(tmp_path / "a.csv", RecurringKey(), r := IngestReport()), r)
+    second = ingest(tmp_path / "s", read_json(tmp_path / "b.json", RecurringKey(), r2 := IngestReport()), r2)
+    assert (first.written, second.written, second.duplicates) == (2, 0, 1)
+    lines = SWIM.read_text().splitlines()[:50]
+    (tmp_path / "x.tsv").write_text("\n".join(lines))
+    (tmp_path / "copy of x.tsv").write_text("\n".join(lines))
+    ingest(tmp_path / "w", read_swim(tmp_path / "x.tsv", r3 := IngestReport()), r3)
+    again = ingest(tmp_path / "w", read_swim(tmp_path / "copy of x.tsv", r4 := IngestReport()), r4)
+    assert (r3.written, again.written, again.duplicates) == (50, 0, 50)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "read", "message"),
+    [
+        ("big.tsv", "job0\t1\t1\t9223372036854775808\t0\t5\n", read_swim, r"big.tsv:1: input_bytes 9223372036854775808 is beyond"),
+        ("big.csv", "name,submit_time,shuffle_bytes\nx,2026-01-05T00:00:00Z,1\nx,2026-01-06T00:00:00Z,1e30\ny,2026-01-07,99999999999999999999\n",
+         read_csv, r"big.csv:4: shuffle_bytes 99999999999999999999 is beyond"),
+        ("big.json", '[{"name": "x", "submit_time": 0, "map_tasks": 4294967296}]', read_json, r"big.json\[0\]: map_tasks 4294967296 is beyond"),
+        ("empty.tsv", "", read_swim, "empty.tsv is empty"),
+        ("empty.csv", "", read_csv, "empty.csv is empty"),
+        ("header.csv", "name,submit_time\n", read_csv, "header.csv holds no run"),
+        ("bad.csv", "name,submit_time\nx,never\n", read_csv, "bad.csv has no valid run among 1 rows"),
+        ("empty.json", "  \n", read_json, "empty.json is empty"),
+        ("none.json", "[]", read_json, "none.json holds no run"),
+    ],
+)
+def test_values_the_store_cannot_hold_and_files_without_runs_are_errors(tmp_path, name, content, read, message):
+    f = tmp_path / name
+    f.write_text(content)
+    with pytest.raises(HistoryInputError, match=message):
+        read(f, RecurringKey(), IngestReport()) if read is not read_swim else read(f, IngestReport())
+
+
+def test_key_column_of_an_import_and_an_absent_key_column(tmp_path):
+    f = tmp_path / "h.csv"
+    f.write_text("name,submit_time,input_bytes,pipeline\nq-81724,2026-01-05T02:00:00Z,5,etl_clicks\nq-99120,2026-01-06T02:00:00Z,6,etl_clicks\n")
+    runs = read_csv(f, RecurringKey.from_option("pipeline"), IngestReport())
+    assert [r.recurring_key for r in runs] == ["etl_clicks", "etl_clicks"]
+    with pytest.raises(HistoryInputError, match="h.csv:1: --key owner: no such column"):
+        read_csv(f, RecurringKey.from_option("owner"), IngestReport())
 
 
 @pytest.mark.parametrize(
@@ -129,6 +182,23 @@ def test_not_a_swim_file_is_an_error(tmp_path):
     f.write_text("a,b,c\n1,2,3\n")
     with pytest.raises(HistoryInputError, match="no valid SWIM line"):
         read_swim(f, IngestReport())
+
+
+def test_swim_with_input_paths_is_told_by_its_columns_and_keyed_by_path(tmp_path):
+    f = tmp_path / "paths.tsv"
+    f.write_text("job0\t1\t1\t2267942\t0\t1937944\t/logs/a/ds=2010-10-01\t\t\n"
+                 "job1\t2\t1\t20791551476\t122952\t1491\t/logs/a/ds=2010-10-02\t\t\n"
+                 "job2\t2\t0\t9001\t11098\t2783\tinputPath3\t\t\n"
+                 "job3\t2\t0\t9001\t11098\t2783\n")  # the six-column form is read too
+    report = IngestReport()
+    runs = read_swim(f, report, key=RecurringKey.from_option("input_path"))
+    assert [r.recurring_key for r in runs] == ["/logs/a/ds=*", "/logs/a/ds=*", "inputPath3", "swim-expand-in1e3"]
+    assert runs[0].input_path == "/logs/a/ds=2010-10-01" and not report.skipped
+    assert read_swim(f, IngestReport())[0].recurring_key == "swim-maponly-in1e6"  # default: the size class (the run's name)
+    with pytest.raises(HistoryInputError, match="--key input_path: .* has no input path column"):
+        read_swim(SWIM, IngestReport(), key=RecurringKey.from_option("input_path"))
+    with pytest.raises(HistoryInputError, match="--key owner: a SWIM trace has no such column"):
+        read_swim(f, IngestReport(), key=RecurringKey.from_option("owner"))
 
 
 # --- REST sources against a local HTTP server (error paths a real server cannot be made to produce) ---
