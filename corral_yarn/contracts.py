@@ -43,11 +43,28 @@ class Rack(_Strict):
         return self
 
 
+class MRCutePlus(_Strict):
+    """MRCute+ (docs/model.md): the thesis model plus an output-write term, a per-job constant and a
+    per-task start-up cost, with parameters fitted by least squares (``corral model fit``)."""
+
+    name: Literal["mrcute+"] = "mrcute+"
+    replication: int = Field(default=3, ge=1, le=16, description="HDFS replicas of each output block (dfs.replication)")
+    output_replicas_leave_racks: bool = Field(default=True, description="replicas 2.. leave R_j (HDFS's and Corral's placement)")
+    scale: float = Field(default=1.0, gt=0.0, le=1e3, description="multiplies the MRCute terms (map, shuffle, reduce, write)")
+    job_startup_s: float = Field(default=0.0, ge=0.0, le=86400.0, description="per-job constant (AM start, job setup and commit)")
+    task_startup_s: float = Field(default=0.0, ge=0.0, le=3600.0, description="per-task start-up cost, paid once per wave")
+    fitted_runs: int = Field(default=0, ge=0, description="how many runs the parameters were fitted on (0: not fitted)")
+
+
+LatencyModel = Literal["paper"] | MRCutePlus
+
+
 class ClusterSpec(_Strict):
     """Racks of machines under a folded-Clos core (thesis §3.1.2, §4.5.2).
 
     Give either ``oversubscription`` (O > 1) or ``rack_core_bandwidth_bytes_per_s``; the other is
-    derived from rack uplink = machines per rack x NIC / O.
+    derived from rack uplink = machines per rack x NIC / O. ``model`` selects the latency model:
+    ``"paper"`` (the thesis's MRCute, the default) or MRCute+ with its fitted parameters.
     """
 
     schema_version: Literal["corral-yarn/cluster/v1"] = CLUSTER_SCHEMA
@@ -59,6 +76,7 @@ class ClusterSpec(_Strict):
     disk_bandwidth_bytes_per_s: PositiveFloat
     oversubscription: float | None = Field(default=None, gt=1.0)
     rack_core_bandwidth_bytes_per_s: PositiveFloat | None = None
+    model: LatencyModel = "paper"
 
     @model_validator(mode="after")
     def _topology(self) -> ClusterSpec:
@@ -259,6 +277,7 @@ class Plan(_Strict):
     lower_bound_s: float | None
     gap: float | None = Field(description="objective / lower bound - 1")
     alpha_s_per_byte: float
+    model: LatencyModel = Field(default="paper", description="the latency model and parameters the plan used")
     jobs: list[PlannedJob]
     rack_input_bytes: dict[str, float]
     rack_input_cov: float

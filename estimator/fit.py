@@ -9,17 +9,25 @@ parameters"): Estimator(P, D_s, H_P) -> {S_map, S_reduce, B_map, B_reduce, B_D}.
 
 Runs of the job in production are used when they carry task samples; otherwise the job's profiling
 runs (``is_profile``: the job run on a sample, thesis §3.1.2's fallback for a job with no history).
+
+MRCute+ (docs/model.md): ``fit_model`` fits its cluster-wide parameters (scale, per-job and per-task
+start-up costs) by least squares on the durations of real runs, ``model_errors`` gives each run's
+predicted latency against its actual one.
 """
 
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import nnls
 
+from corral_yarn.contracts import ClusterSpec, JobSpec, MRCutePlus, StageSpec
+from corral_yarn.errors import InputError
+from corral_yarn.model import job_rack_latency, plus_terms
 from estimator.records import SUCCEEDED, JobRun, TaskSample
 
 log = logging.getLogger(__name__)
@@ -85,3 +93,103 @@ def disk_bandwidth(runs: Sequence[JobRun]) -> dict[str, float]:
             if s.node and s.seconds > 0 and s.bytes > 0:
                 by_node[s.node].append(s.bytes / s.seconds)
     return {node: float(np.quantile(rates, DISK_QUANTILE)) for node, rates in sorted(by_node.items())}
+
+
+@dataclass(frozen=True)
+class ObservedRun:
+    """One successful run as MRCute+ sees it: its stage (sizes, tasks, fitted rates), racks and duration."""
+
+    run_id: str
+    recurring_key: str
+    stage: StageSpec
+    racks: int
+    actual_s: float
+
+
+@dataclass(frozen=True)
+class JobError:
+    """One run's predicted latency (thesis model and the cluster's model) against its actual duration."""
+
+    run_id: str
+    recurring_key: str
+    racks: int
+    actual_s: float
+    paper_s: float
+    model_s: float
+
+    @property
+    def error(self) -> float:
+        """predicted / actual - 1 by the cluster's model (thesis §3.1.2 reports |error| <= 12 % on average)."""
+        return self.model_s / self.actual_s - 1.0
+
+
+def observed_runs(runs: Sequence[JobRun], cluster: ClusterSpec) -> tuple[list[ObservedRun], Counter[str]]:
+    """The runs MRCute+ can be fitted on, rates from ``fit_job`` over their recurring job; and why others are not."""
+    by_key: dict[str, list[JobRun]] = defaultdict(list)
+    for r in runs:
+        by_key[r.recurring_key].append(r)
+    params = {key: fit_job(sorted(rs, key=lambda r: r.submit_time)) for key, rs in by_key.items()}
+    out, skipped = [], Counter[str]()
+    for r in runs:
+        p = params[r.recurring_key]
+        reason = _unusable(r, p)
+        if reason:
+            skipped[reason] += 1
+            continue
+        stage = StageSpec(name="main", input_bytes=r.input_bytes, shuffle_bytes=r.shuffle_bytes if r.reduce_tasks else 0.0,
+                          output_bytes=r.output_bytes, map_tasks=r.map_tasks, reduce_tasks=r.reduce_tasks,
+                          map_rate_bytes_per_s=p.map_rate_bytes_per_s, reduce_rate_bytes_per_s=p.reduce_rate_bytes_per_s or 1.0)
+        actual = (r.finish_time - (r.start_time or r.submit_time)).total_seconds()
+        out.append(ObservedRun(r.run_id, r.recurring_key, stage, min(len(r.racks), len(cluster.racks)), actual))
+    return out, skipped
+
+
+def _unusable(r: JobRun, p: MRCuteParams) -> str | None:
+    """Why a run cannot be used to fit or check the model, or None."""
+    if r.outcome != SUCCEEDED or r.is_profile:
+        return "not a successful production run"
+    if not r.has_sizes or not r.map_tasks or r.reduce_tasks is None:
+        return "no sizes or task counts"
+    if r.finish_time is None or not r.racks:
+        return "no finish time or racks"
+    if p.map_rate_bytes_per_s is None or (r.reduce_tasks and p.reduce_rate_bytes_per_s is None):
+        return "no task samples to fit its rates"
+    if (r.finish_time - (r.start_time or r.submit_time)).total_seconds() <= 0:
+        return "no duration"
+    return None
+
+
+def fit_model(observed: Sequence[ObservedRun], cluster: ClusterSpec, template: MRCutePlus | None = None) -> MRCutePlus:
+    """MRCute+'s scale, per-job and per-task start-up costs by non-negative least squares on relative error.
+
+    actual = scale x (L(r) + T_write(r)) + task_startup x waves(r) + job_startup for every run; rows are
+    divided by the actual duration so that each run weighs by its relative error, the figure reported.
+    """
+    template = template or MRCutePlus()
+    if len(observed) < 3:
+        raise InputError(f"fitting MRCute+ needs at least 3 usable runs (got {len(observed)})", field="runs")
+    terms = [plus_terms(o.stage, cluster, o.racks, template) for o in observed]
+    design = np.array([[float(base), float(waves), 1.0] for base, waves in terms])
+    actual = np.array([o.actual_s for o in observed])
+    columns = [0, 1, 2] if np.linalg.matrix_rank(design) == 3 else [0, 2]
+    if len(columns) == 2:
+        log.warning("every run has the same waves-to-size relation; task start-up is not separable and is folded into the job constant")
+    if np.linalg.matrix_rank(design[:, columns]) < len(columns):
+        raise InputError("the runs do not separate the parameters: give runs of different sizes", field="runs")
+    coef, _ = nnls(design[:, columns] / actual[:, None], np.ones_like(actual))
+    fitted = dict(zip(columns, coef, strict=True))
+    if fitted[0] <= 0:
+        raise InputError("the fit gives the MRCute terms no weight: the runs' durations do not grow with their sizes", field="runs")
+    return template.model_copy(update={"scale": float(fitted[0]), "task_startup_s": float(fitted.get(1, 0.0)),
+                                       "job_startup_s": float(fitted[2]), "fitted_runs": len(observed)})
+
+
+def model_errors(observed: Sequence[ObservedRun], cluster: ClusterSpec) -> list[JobError]:
+    """Per run: the thesis model's and the cluster's model's L_j(r) against the actual duration."""
+    paper = cluster.model_copy(update={"model": "paper"})
+    out = []
+    for o in observed:
+        job = JobSpec(name="run", stages=[o.stage])
+        out.append(JobError(o.run_id, o.recurring_key, o.racks, o.actual_s,
+                            float(job_rack_latency(job, paper, o.racks)), float(job_rack_latency(job, cluster, o.racks))))
+    return out

@@ -1,7 +1,9 @@
-"""MRCute, the MapReduce completion-time estimator (thesis §3.1.2), vectorised over resources.
+"""MRCute, the MapReduce completion-time estimator (thesis §3.1.2), vectorised over resources, and
+MRCute+ (docs/model.md), the thesis model plus an output-write term and start-up costs.
 
 All functions are pure and take numpy arrays of resource amounts (racks r, or machines N and
-bandwidth B); they return seconds, elementwise.
+bandwidth B); they return seconds, elementwise. ``ClusterSpec.model`` selects the model behind
+``job_rack_latency`` and ``latency_table``: ``"paper"`` or an ``MRCutePlus``.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from corral_yarn.contracts import ClusterSpec, JobSpec, StageSpec
+from corral_yarn.contracts import ClusterSpec, JobSpec, MRCutePlus, StageSpec
 
 Seconds = NDArray[np.float64]
 
@@ -48,6 +50,37 @@ def rack_latency(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike) -> Se
     return t_map + t_shuffle + t_reduce
 
 
+def write_latency(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike, model: MRCutePlus) -> Seconds:
+    """T_write of MRCute+: each writer sends output x (replication - 1) / writers to the other replicas."""
+    r = np.asarray(racks, dtype=np.float64)
+    m = float(cluster.machines_per_rack)
+    nic, oversub = cluster.nic_bandwidth_bytes_per_s, cluster.oversubscription
+    writers = np.minimum(r * m, stage.reduce_tasks or stage.map_tasks)  # the machines holding the writing tasks
+    copies = stage.output_bytes * (model.replication - 1) / writers
+    if model.output_replicas_leave_racks:  # every further replica leaves R_j: all of it over the core, at B_M / O
+        return copies / (nic / oversub)
+    # replicas inside R_j split like the shuffle (§3.1.2): (r-1)/r over the core, 1/r within the rack
+    return np.maximum(copies * (r - 1.0) / r / (nic / oversub), copies / r * (m - 1.0) / m / (nic - nic / oversub))
+
+
+def rack_waves(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike) -> NDArray[np.float64]:
+    """w_map + w_reduce on r racks: the task waves, each paying the per-task start-up of MRCute+."""
+    machines = np.asarray(racks, dtype=np.float64) * cluster.machines_per_rack
+    w_reduce = _waves(stage.reduce_tasks, machines * cluster.reduce_slots_per_machine) if stage.reduce_tasks else 0.0
+    return _waves(stage.map_tasks, machines * cluster.map_slots_per_machine) + w_reduce
+
+
+def plus_terms(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike, model: MRCutePlus) -> tuple[Seconds, NDArray[np.float64]]:
+    """(L(r) + T_write, waves): the two per-stage regressors of MRCute+, scaled by ``scale`` and ``task_startup_s``."""
+    return rack_latency(stage, cluster, racks) + write_latency(stage, cluster, racks, model), rack_waves(stage, cluster, racks)
+
+
+def plus_rack_latency(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike, model: MRCutePlus) -> Seconds:
+    """L+(r) of one stage = scale x (T_map + T_shuffle + T_reduce + T_write) + task start-up x waves."""
+    base, waves = plus_terms(stage, cluster, racks, model)
+    return model.scale * base + model.task_startup_s * waves
+
+
 def shuffle_bandwidth(disk: float, bandwidth: ArrayLike) -> NDArray[np.float64]:
     """B_shuffle = (1 / Min{B_D, B} + 1 / B_D)^-1 (thesis §3.1.2)."""
     b = np.asarray(bandwidth, dtype=np.float64)
@@ -79,9 +112,12 @@ def dag_latency(job: JobSpec, stage_latency: dict[str, Seconds]) -> Seconds:
 
 
 def job_rack_latency(job: JobSpec, cluster: ClusterSpec, racks: ArrayLike) -> Seconds:
-    """L_j(r) of a job (one stage or a DAG) on r racks."""
+    """L_j(r) of a job (one stage or a DAG) on r racks, by the cluster's model (thesis's or MRCute+)."""
     r = np.asarray(racks, dtype=np.float64)
-    return dag_latency(job, {s.name: rack_latency(s, cluster, r) for s in job.stages})
+    model = cluster.model
+    if model == "paper":
+        return dag_latency(job, {s.name: rack_latency(s, cluster, r) for s in job.stages})
+    return model.job_startup_s + dag_latency(job, {s.name: plus_rack_latency(s, cluster, r, model) for s in job.stages})
 
 
 def default_alpha(cluster: ClusterSpec) -> float:

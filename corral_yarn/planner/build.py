@@ -67,6 +67,7 @@ def build_plan(
         lower_bound_s=bound,
         gap=(schedule.objective / bound - 1.0) if bound else None,
         alpha_s_per_byte=alpha,
+        model=cluster.model,
         jobs=planned,
         rack_input_bytes=rack_bytes,
         rack_input_cov=_cov(list(rack_bytes.values())),

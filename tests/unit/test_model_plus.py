@@ -1,0 +1,79 @@
+"""MRCute+ (docs/model.md) against values computed by hand, on the cluster and stage of test_model_mrcute:
+3 racks of m = 4 machines, M_c = 2, R_c = 1, B_M = 100 B/s, O = 4 (B_M/O = 25 B/s, B_M - B_M/O = 75 B/s);
+the stage reads 4800 B in 24 maps, shuffles 2400 B into 6 reduces and writes 1200 B; L(1) = 35, L(2) = 20.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from corral_yarn.contracts import ClusterSpec, JobSpec, MRCutePlus, Workload
+from corral_yarn.errors import InputError
+from corral_yarn.io import parse
+from corral_yarn.model import job_rack_latency, latency_table, rack_waves, write_latency
+from corral_yarn.planner.build import build_plan
+from test_model_mrcute import cluster, stage
+
+
+def test_write_term_when_the_other_replicas_leave_the_racks() -> None:
+    # r = 1: writers = min(4 machines, 6 reduces) = 4; each sends 1200 x (3 - 1) / 4 = 600 B over B_M/O: 600 / 25 = 24
+    # r = 2: writers = min(8, 6) = 6; 2400 / 6 = 400 B; 400 / 25 = 16
+    t = write_latency(stage(), cluster(), np.array([1, 2]), MRCutePlus())
+    assert t == pytest.approx([24.0, 16.0])
+
+
+def test_write_term_when_the_replicas_stay_in_the_racks() -> None:
+    # r = 1: all in the rack: 600 x 3/4 / 75 = 6 (no core)
+    # r = 2: 400 B: core 400 x 1/2 / 25 = 8, rack 400 x 1/2 x 3/4 / 75 = 2; max = 8
+    t = write_latency(stage(), cluster(), np.array([1, 2]), MRCutePlus(output_replicas_leave_racks=False))
+    assert t == pytest.approx([6.0, 8.0])
+
+
+def test_replication_one_writes_nothing_over_the_network() -> None:
+    assert write_latency(stage(), cluster(), np.array([1, 3]), MRCutePlus(replication=1)) == pytest.approx([0.0, 0.0])
+
+
+def test_waves() -> None:
+    # r = 1: ceil(24 / 8) + ceil(6 / 4) = 3 + 2; r = 2: ceil(24 / 16) + ceil(6 / 8) = 2 + 1; map-only: maps only
+    assert rack_waves(stage(), cluster(), np.array([1, 2])) == pytest.approx([5.0, 3.0])
+    assert rack_waves(stage(shuffle_bytes=0.0, reduce_tasks=0), cluster(), np.array([1])) == pytest.approx([3.0])
+
+
+def test_mrcute_plus_job_latency() -> None:
+    # 10 + 2 x (35 + 24) + 1 x 5 = 133 on one rack; 10 + 2 x (20 + 16) + 1 x 3 = 85 on two
+    plus = cluster().model_copy(update={"model": MRCutePlus(scale=2.0, job_startup_s=10.0, task_startup_s=1.0)})
+    job = JobSpec(name="j", stages=[stage()])
+    assert job_rack_latency(job, plus, np.array([1, 2])) == pytest.approx([133.0, 85.0])
+    assert job_rack_latency(job, cluster(), np.array([1, 2])) == pytest.approx([35.0, 20.0])  # "paper" is the default
+
+
+def test_job_constant_is_paid_once_per_dag() -> None:
+    # two stages in a chain: 2 x L+(1) with zero startup, plus the job constant once
+    plus = cluster().model_copy(update={"model": MRCutePlus(job_startup_s=7.0)})
+    dag = JobSpec(name="d", stages=[stage("a"), stage("b", after=["a"])])
+    assert job_rack_latency(dag, plus, 1) == pytest.approx(7.0 + 2 * (35.0 + 24.0))
+
+
+def test_cluster_spec_selects_the_model_from_json() -> None:
+    base = cluster().model_dump(mode="json")
+    assert parse(ClusterSpec, {**base, "model": "paper"}).model == "paper"
+    plus = parse(ClusterSpec, {**base, "model": {"name": "mrcute+", "job_startup_s": 5}})
+    assert plus.model == MRCutePlus(job_startup_s=5.0)
+    with pytest.raises(InputError, match="model"):
+        parse(ClusterSpec, {**base, "model": {"name": "mrcute+", "task_startup_s": -1}})
+    with pytest.raises(InputError, match="model"):
+        parse(ClusterSpec, {**base, "model": "mrcute"})
+
+
+def test_plan_records_the_model_and_uses_it() -> None:
+    params = MRCutePlus(scale=1.5, job_startup_s=20.0, task_startup_s=2.0, fitted_runs=9)
+    spec = cluster().model_copy(update={"model": params})
+    workload = Workload(jobs=[JobSpec(name="j", stages=[stage()])])
+    plan = build_plan(workload, spec, "batch", alpha=0.0)
+    assert plan.model == params
+    j = plan.jobs[0]
+    assert j.predicted_duration_s == pytest.approx(float(job_rack_latency(workload.jobs[0], spec, len(j.racks))))
+    assert latency_table(workload.jobs, spec, 0.0)[0][0, 0] > latency_table(workload.jobs, cluster(), 0.0)[0][0, 0]
+    assert build_plan(workload, cluster(), "batch", alpha=0.0).model == "paper"
+    assert plan.plan_id != build_plan(workload, cluster(), "batch", alpha=0.0).plan_id
