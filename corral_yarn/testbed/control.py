@@ -23,7 +23,7 @@ from typing import Any
 from corral_yarn.errors import CorralError
 from corral_yarn.io import write_atomic
 from corral_yarn.testbed.counters import rack_pair_bytes
-from corral_yarn.testbed.shaping import Network, tc_commands
+from corral_yarn.testbed.shaping import Network, shaping_commands, tc_commands, unshaping_commands
 
 LOG = logging.getLogger(__name__)
 
@@ -105,6 +105,12 @@ def down(home: Path = DEFAULT_HOME, namespace: str = NAMESPACE) -> bool:
     _cluster_json(home).unlink(missing_ok=True)
     (home / STATE).unlink(missing_ok=True)
     return existed
+
+
+def reshape(net: Network, namespace: str = NAMESPACE) -> None:
+    """Replaces the shaping of a running testbed (same racks and nodes) without touching its cluster."""
+    for command in [*unshaping_commands(), *shaping_commands(net)]:
+        run(command, namespace)
 
 
 def status(home: Path = DEFAULT_HOME) -> dict[str, Any]:

@@ -31,6 +31,8 @@ MAX_NODES_PER_RACK = 40
 UPLINK_MINOR = 0x100  # 1:(0x100 + rack)
 CROSS_LEAF_MINOR = 0x1000  # 1:(0x1000 + node index x racks + other rack)
 IN_RACK_MINOR = 0x4000  # 1:(0x4000 + node index)
+NODE_LOCAL_MINOR = 0x3FFF  # a node talking to itself: no NIC crossed
+NODE_LOCAL_MBIT_S = 100_000.0
 LEAF_QUANTUM = 65536  # lo sends 64 KiB segments
 
 
@@ -96,11 +98,11 @@ def _class(device: str, parent: str, minor: int, rate: float, ceil: float) -> li
     ]  # fmt: skip
 
 
-def _filter(device: str, local: str, remote: str, minor: int, egress: bool) -> list[str]:
+def _filter(device: str, local: str, remote: str, minor: int, egress: bool, prio: int = 2) -> list[str]:
     # On the sending side the node is the source; on the receiving side it is the destination.
     own, other = ("src", "dst") if egress else ("dst", "src")
     return [
-        "tc", "filter", "add", "dev", device, "parent", "1:", "protocol", "ip", "prio", "1", "u32",
+        "tc", "filter", "add", "dev", device, "parent", "1:", "protocol", "ip", "prio", str(prio), "u32",
         "match", "ip", own, f"{local}/32", "match", "ip", other, remote, "flowid", f"1:{minor:x}",
     ]  # fmt: skip
 
@@ -108,10 +110,12 @@ def _filter(device: str, local: str, remote: str, minor: int, egress: bool) -> l
 def _side(net: Network, device: str, egress: bool) -> list[list[str]]:
     """One direction: uplinks (egress) or downlinks (ingress) per rack, node leaves, in-rack leaves."""
     commands = _htb_root(device)
+    commands.append(_class(device, "1:", NODE_LOCAL_MINOR, NODE_LOCAL_MBIT_S, NODE_LOCAL_MBIT_S))
     uplink, others = net.uplink_mbit_s, max(net.racks - 1, 1)
     for rack in range(net.racks):
         commands.append(_class(device, "1:", UPLINK_MINOR + rack, uplink, uplink))
     for index, rack, host in net.nodes():
+        commands.append(_filter(device, host, f"{host}/32", NODE_LOCAL_MINOR, egress, prio=1))  # first
         for other in range(net.racks):
             if other == rack:
                 continue
@@ -124,12 +128,18 @@ def _side(net: Network, device: str, egress: bool) -> list[list[str]]:
     return commands
 
 
-def tc_commands(net: Network) -> list[list[str]]:
-    """Every command that shapes a fresh namespace's ``lo`` (run inside it, in order)."""
+def link_commands() -> list[list[str]]:
+    """The devices the shaping needs in a fresh namespace: ``lo`` up, and the IFB for the receiving side."""
     return [
         ["ip", "link", "set", LOOPBACK, "up"],
         ["ip", "link", "add", IFB_DEVICE, "type", "ifb"],
         ["ip", "link", "set", IFB_DEVICE, "up"],
+    ]
+
+
+def shaping_commands(net: Network) -> list[list[str]]:
+    """Every qdisc, class and filter of the shaping (run inside the namespace, in order)."""
+    return [
         *_side(net, LOOPBACK, egress=True),
         ["tc", "qdisc", "add", "dev", LOOPBACK, "handle", "ffff:", "ingress"],
         [
@@ -138,6 +148,20 @@ def tc_commands(net: Network) -> list[list[str]]:
         ],  # fmt: skip
         *_side(net, IFB_DEVICE, egress=False),
     ]
+
+
+def unshaping_commands() -> list[list[str]]:
+    """Removes the shaping (the devices stay); counters start again from 0 when it is re-added."""
+    return [
+        ["tc", "qdisc", "del", "dev", LOOPBACK, "root"],
+        ["tc", "qdisc", "del", "dev", LOOPBACK, "ingress"],
+        ["tc", "qdisc", "del", "dev", IFB_DEVICE, "root"],
+    ]
+
+
+def tc_commands(net: Network) -> list[list[str]]:
+    """Every command that shapes a fresh namespace's ``lo``."""
+    return [*link_commands(), *shaping_commands(net)]
 
 
 def link_of_class(net: Network, minor: int) -> tuple[str, int, int] | None:

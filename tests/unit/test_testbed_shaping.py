@@ -32,6 +32,7 @@ def test_each_rack_has_a_link_to_the_core_at_the_uplink_rate_on_both_sides(devic
         link = classes[f"1:{0x100 + rack:x}"]
         assert _value(link, "rate") == _value(link, "ceil") == "40000kbit"
     # every cross-rack leaf hangs under its rack's link and may use at most min(NIC, uplink)
+    assert _value(classes["1:3fff"], "rate") == "100000000kbit"  # node-local: no NIC
     leaves = [c for c in classes.values() if _value(c, "parent") != "1:"]
     assert len(leaves) == 6 * 2  # 6 nodes x 2 other racks
     assert {_value(c, "ceil") for c in leaves} == {"40000kbit"}
@@ -44,10 +45,14 @@ def test_filters_match_node_and_other_rack_on_the_sending_side_and_the_reverse_o
     filters = [c for c in tc_commands(NET) if c[:3] == ["tc", "filter", "add"] and "flowid" in c]
     egress = [f for f in filters if f[4] == "lo"]
     ingress = [f for f in filters if f[4] == IFB_DEVICE]
-    assert len(egress) == len(ingress) == 6 * 3
-    first = egress[0]
+    assert len(egress) == len(ingress) == 6 * 4  # per node: itself, its rack, two other racks
+    local = egress[0]  # a node with itself first, unshaped
+    assert local[local.index("src") + 1] == local[local.index("dst") + 1] == "127.0.100.10/32"
+    assert local[local.index("prio") + 1] == "1" and local[-1] == "1:3fff"
+    first = egress[1]
     assert first[first.index("src") + 1] == "127.0.100.10/32" and first[first.index("dst") + 1] == "127.0.101.0/24"
-    first = ingress[0]
+    assert first[first.index("prio") + 1] == "2"
+    first = ingress[1]
     assert first[first.index("dst") + 1] == "127.0.100.10/32" and first[first.index("src") + 1] == "127.0.101.0/24"
     redirect = next(c for c in tc_commands(NET) if "mirred" in c)
     assert redirect[redirect.index("dev", 6) + 1] == IFB_DEVICE

@@ -1,0 +1,249 @@
+"""Corral against its baselines on the shaped testbed, on real MapReduce jobs (thesis §4.5; docs/testbed.md).
+
+One run = one scheduler x one scenario on the testbed's cluster: the workload's inputs are uploaded
+(Corral: one replica of every block in the planned racks R_j; Yarn-CS: HDFS's own placement), the
+counters are read, the jobs are submitted at their times (batch: all at t=0; online: at their arrival,
+or at the planned start T_j for Corral), and every job's submit, first container and finish, its
+MapReduce counters and the cross-rack bytes per rack pair are recorded.
+
+Schedulers, as in §4.5:
+- ``yarn-cs``: YARN's CapacityScheduler with delay scheduling (node-locality-delay 40) and HDFS's default
+  placement: jobs carry no rack set.
+- ``corral``: the plan of ``corral_yarn.planner`` for the recurring jobs, carried out like the pipeline
+  (upload into R_j, submit with R_j and p_j); ad hoc jobs run as under Yarn-CS.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import statistics
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from corral_yarn.cluster import Cluster, CorralTags
+from corral_yarn.cluster.history import job_id_of
+from corral_yarn.cluster.mapreduce import MapReduceJob
+from corral_yarn.contracts import ClusterSpec, JobSpec, Rack, StageSpec, Workload
+from corral_yarn.planner.build import build_plan
+from corral_yarn.testbed.control import reshape
+from corral_yarn.testbed.monitor import UplinkMonitor
+from corral_yarn.testbed.shaping import Network
+from estimator.sources.jobhistory import job_counters
+
+LOG = logging.getLogger(__name__)
+
+Program = Literal["sort", "wordcount", "grep"]
+Scheduler = Literal["yarn-cs", "corral"]
+SCHEDULERS: tuple[Scheduler, ...] = ("yarn-cs", "corral")
+MB = 2**20
+WORDS = [f"w{k:04d}" for k in range(2000)]
+# The task rates the planner is told (bytes a task processes per second on this machine's shared cores).
+MAP_RATE = 4 * MB
+REDUCE_RATE = 4 * MB
+GREP_CLASSES = {"mapper": "org.apache.hadoop.mapreduce.lib.map.RegexMapper",
+                "combiner": "org.apache.hadoop.mapreduce.lib.reduce.LongSumReducer",
+                "reducer": "org.apache.hadoop.mapreduce.lib.reduce.LongSumReducer",
+                "output_key_class": "org.apache.hadoop.io.Text", "output_value_class": "org.apache.hadoop.io.LongWritable"}
+
+
+@dataclass(frozen=True)
+class TestbedJob:
+    """One MapReduce job of the workload: a recurring one (planned) or an ad hoc one (not planned)."""
+
+    __test__ = False
+
+    name: str
+    program: Program
+    input_bytes: int
+    block_bytes: int
+    reduces: int
+    arrival_s: float
+    recurring: bool = True
+
+    @property
+    def maps(self) -> int:
+        return -(-self.input_bytes // self.block_bytes)
+
+    @property
+    def shuffle_bytes(self) -> float:
+        """What the planner is told: sort shuffles its input; wordcount and grep combine to little."""
+        return float(self.input_bytes) if self.program == "sort" else 0.02 * self.input_bytes
+
+
+def workload(seed: int, scenario: str, quick: bool = False, arrival_span_s: float = 150.0) -> list[TestbedJob]:
+    """W1/W3-shaped (§4.5.2): many small map-heavy jobs, a few large shuffle-heavy sorts, ad hoc greps."""
+    rng = random.Random(seed)
+    large, small, ad_hoc = (2, 4, 1) if quick else (3, 6, 2)
+    jobs: list[TestbedJob] = []
+
+    def arrival() -> float:
+        return 0.0 if scenario == "batch" else round(rng.uniform(0, arrival_span_s), 1)
+
+    for i in range(large):
+        size = int(rng.uniform(14, 18) * MB)
+        jobs.append(TestbedJob(f"sort-{i}", "sort", size, 8 * MB, 2, arrival()))
+    for i in range(small):
+        program: Program = "wordcount" if i % 2 == 0 else "grep"
+        jobs.append(TestbedJob(f"{program}-{i}", program, int(rng.uniform(1.5, 2.5) * MB), 4 * MB, 1, arrival()))
+    for i in range(ad_hoc):  # not planned; arrive during the run in both scenarios
+        jobs.append(TestbedJob(f"adhoc-grep-{i}", "grep", int(rng.uniform(1.5, 2.5) * MB), 4 * MB, 1,
+                               round(rng.uniform(0, arrival_span_s / 2), 1), recurring=False))
+    return jobs
+
+
+def write_input(job: TestbedJob, directory: Path, seed: int) -> Path:
+    """The job's input as a local file: ``key<TAB>value`` lines for sort, words for wordcount and grep."""
+    rng = random.Random(f"{seed}-{job.name}")
+    path = directory / f"{job.name}.txt"
+    with path.open("w") as f:
+        while f.tell() < job.input_bytes:
+            if job.program == "sort":
+                f.write(f"{rng.randrange(10**9):09d}\t{''.join(rng.choices('abcdefghij', k=90))}\n")
+            else:
+                f.write(" ".join(rng.choices(WORDS, k=12)) + "\n")
+    return path
+
+
+def cluster_spec(description: dict[str, Any], net: Network) -> ClusterSpec:
+    """The planner's view of the testbed: its racks and hosts, node rate and oversubscription."""
+    racks = [Rack(name=r["name"], machines=[n["host"] for n in r["nodes"]]) for r in description["racks"]]
+    return ClusterSpec(name="testbed", racks=racks, map_slots_per_machine=4, reduce_slots_per_machine=2,
+                       nic_bandwidth_bytes_per_s=net.node_mbit_s * 1e6 / 8, disk_bandwidth_bytes_per_s=100e6,
+                       oversubscription=max(net.oversubscription, 1.001))  # the contract needs O > 1
+
+
+def job_spec(job: TestbedJob) -> JobSpec:
+    output = float(job.input_bytes) if job.program == "sort" else 0.01 * job.input_bytes
+    stage = StageSpec(name="main", input_bytes=float(job.input_bytes), shuffle_bytes=job.shuffle_bytes, output_bytes=output,
+                      map_tasks=job.maps, reduce_tasks=job.reduces, map_rate_bytes_per_s=MAP_RATE,
+                      reduce_rate_bytes_per_s=REDUCE_RATE)
+    return JobSpec(name=job.name, arrival_s=job.arrival_s, stages=[stage], recurring_key=job.name)
+
+
+def unshaped(net: Network) -> Network:
+    """The same racks with a core and NICs far faster than anything on this machine."""
+    return Network(net.racks, net.nodes_per_rack, node_mbit_s=10_000.0, oversubscription=1.0)
+
+
+@dataclass
+class Placement:
+    """Where and when one job goes: its racks (empty: anywhere), priority and submit time."""
+
+    racks: tuple[str, ...] = ()
+    priority: int = 0
+    submit_s: float = 0.0
+    place_input: bool = False
+    planned_finish_s: float | None = None
+
+
+def placements(jobs: list[TestbedJob], scheduler: Scheduler, scenario: str, spec: ClusterSpec) -> tuple[dict[str, Placement], dict[str, Any]]:
+    """Each job's placement under ``scheduler``, and the plan's figures (Corral)."""
+    result = {j.name: Placement(submit_s=j.arrival_s) for j in jobs}
+    recurring = [j for j in jobs if j.recurring]
+    if scheduler == "yarn-cs" or not recurring:
+        return result, {}
+    plan = build_plan(Workload(jobs=[job_spec(j) for j in recurring]), spec, scenario)  # type: ignore[arg-type]
+    for planned in plan.jobs:
+        result[planned.name] = Placement(
+            racks=tuple(planned.racks), priority=planned.priority, place_input=True,
+            submit_s=planned.planned_start_s if scenario == "online" else 0.0, planned_finish_s=planned.planned_finish_s)
+    return result, {"objective_s": plan.objective_s, "lower_bound_s": plan.lower_bound_s}
+
+
+def mapreduce_job(job: TestbedJob, description: dict[str, Any], root: str, output_replication: int) -> MapReduceJob:
+    common = {"name": job.name, "jar": description["examples_jar"], "inputs": [f"{root}/{job.name}/in"],
+              "output": f"{root}/{job.name}/out", "reduces": job.reduces}
+    properties = {"dfs.replication": str(output_replication)}  # of the job's output files
+    if job.program == "grep":
+        return MapReduceJob(**common, **GREP_CLASSES, properties={**properties, "mapreduce.mapper.regex": "w00[0-4][0-9]"})
+    return MapReduceJob(**common, program=job.program, properties=properties)
+
+
+@dataclass
+class JobResult:
+    name: str
+    recurring: bool
+    racks: list[str]
+    arrival_s: float
+    submit_s: float
+    first_container_s: float
+    finish_s: float
+    jct_s: float
+    planned_finish_s: float | None
+    containers_per_rack: dict[str, int]
+    counters: dict[str, int] = field(default_factory=dict)
+
+
+def run(cluster: Cluster, description: dict[str, Any], net: Network, namespace: str, jobs: list[TestbedJob],
+        scheduler: Scheduler, scenario: str, inputs: dict[str, Path], tag: str, output_replication: int = 1) -> dict[str, Any]:
+    """One scheduler x scenario on the testbed (call inside its namespace); returns its figures."""
+    spec = cluster_spec(description, net)
+    chosen, plan_figures = placements(jobs, scheduler, scenario, spec)
+    root = f"/testbed/{tag}"
+    cluster.hdfs.delete(root, recursive=True)
+    # Inputs are uploaded long before their jobs run (§4.1): the upload is not part of the measured run.
+    reshape(unshaped(net), namespace)
+    uploader = cluster.uploader()
+    for job in jobs:
+        racks = list(chosen[job.name].racks) if chosen[job.name].place_input else []
+        uploader.upload(inputs[job.name], f"{root}/{job.name}/in", racks, block_bytes=job.block_bytes)
+    reshape(net, namespace)
+    monitor = UplinkMonitor(net, namespace, interval_s=1.0)
+    monitor.start()
+    start = time.time()
+    submitter = cluster.mapreduce()
+
+    def submit(job: TestbedJob) -> tuple[str, float]:
+        place = chosen[job.name]
+        time.sleep(max(0.0, start + place.submit_s - time.time()))
+        submitted = time.time() - start
+        tags = CorralTags(tag, job.name, place.racks)
+        return submitter.submit(mapreduce_job(job, description, root, output_replication), tags, priority=place.priority).app_id, submitted
+
+    order = sorted(jobs, key=lambda j: (chosen[j.name].submit_s, -chosen[j.name].priority))
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        apps = dict(zip([j.name for j in order], pool.map(submit, order)))
+    reports = {name: cluster.rm.wait(app_id, timeout_s=3600) for name, (app_id, _) in apps.items()}
+    monitor.stop()
+    results = [_job_result(cluster, job, chosen[job.name], apps[job.name], reports[job.name], start) for job in jobs]
+    cluster.hdfs.delete(root, recursive=True)
+    return _figures(results, monitor, scheduler, scenario, plan_figures)
+
+
+def _job_result(cluster: Cluster, job: TestbedJob, place: Placement, app: tuple[str, float], report: Any, start: float) -> JobResult:
+    app_id, submitted = app
+    job_id = job_id_of(app_id)
+    cluster.history.wait_for_job(job_id)
+    attempts = cluster.history.attempts(job_id)
+    tasks = [a for a in attempts if a.type != "AM"]
+    per_rack: dict[str, int] = {}
+    for a in tasks:
+        per_rack[a.rack] = per_rack.get(a.rack, 0) + 1
+    first = min((a.started_ms for a in attempts if a.started_ms), default=report.started_ms) / 1000 - start
+    counters = job_counters(cluster.history.rest.get(f"/ws/v1/history/mapreduce/jobs/{job_id}/counters")["jobCounters"])
+    keep = ("HDFS_BYTES_READ", "HDFS_BYTES_WRITTEN", "REDUCE_SHUFFLE_BYTES", "DATA_LOCAL_MAPS", "RACK_LOCAL_MAPS", "OTHER_LOCAL_MAPS")
+    finish = report.finished_ms / 1000 - start
+    return JobResult(job.name, job.recurring, list(place.racks), job.arrival_s, round(submitted, 2), round(first, 2),
+                     round(finish, 2), round(finish - job.arrival_s, 2), place.planned_finish_s, per_rack,
+                     {k: int(counters[k]["total"]) for k in keep if k in counters})
+
+
+def _figures(results: list[JobResult], monitor: UplinkMonitor, scheduler: str, scenario: str, plan: dict[str, Any]) -> dict[str, Any]:
+    pairs = monitor.pair_bytes()
+    jcts = [r.jct_s for r in results]
+    return {
+        "scheduler": scheduler, "scenario": scenario,
+        "makespan_s": round(max(r.finish_s for r in results), 2),
+        "median_jct_s": round(statistics.median(jcts), 2), "mean_jct_s": round(statistics.fmean(jcts), 2),
+        "cross_rack_bytes": sum(b for (s, d), b in pairs.items() if s != d),
+        "in_rack_bytes": sum(b for (s, d), b in pairs.items() if s == d),
+        "bytes_by_rack_pair": {f"{s}->{d}": b for (s, d), b in sorted(pairs.items())},
+        "peak_link_mbit_s": round(monitor.peak_mbit_s(), 2),
+        "uplink_utilisation": monitor.utilisation(),
+        "plan": plan,
+        "jobs": [asdict(r) for r in results],
+    }
