@@ -25,10 +25,8 @@ from numpy.typing import NDArray
 from corral_yarn.errors import PlanningError
 from corral_yarn.planner.provisioning import SAFETY, lower_bounds, provisioning
 from corral_yarn.planner.reference import prioritize
-from corral_yarn.planner.schedule import Scenario, Schedule, effective_arrival
+from corral_yarn.planner.schedule import Key, Order, Scenario, Schedule, effective_arrival, sort_key
 
-# (A_j, -r_j, -L_j(r_j), j): sorting these gives the prioritization order, with A_j = 0 in batch
-Key = tuple[float, int, float, int]
 FULL_WIDTH_JOBS = 64  # at most this many later full-width jobs in an online give-up test
 
 
@@ -44,11 +42,9 @@ class Prefix:
     area: float  # sum of r_j L_j(r_j) so far
 
     def changed_by(self, lowest_new_key: Key) -> bool:
-        """Whether widening jobs, the lowest of whose new sort keys is given, changes this prefix.
-
-        A widened job's key only decreases (-r_j drops), so it moves into or within the prefix iff
-        its new key sorts before the prefix's last key."""
-        return self.last_key is not None and lowest_new_key < self.last_key
+        """Whether widening jobs, the lowest of whose old and new sort keys is given, changes this prefix:
+        a widened job moves into, out of or within the prefix iff one of its keys sorts up to its last key."""
+        return self.last_key is not None and lowest_new_key <= self.last_key
 
 
 # a saved prefix state: the Prefix and the free-time groups as (-F ascending, racks)
@@ -61,17 +57,18 @@ class IncrementalPrioritization:
     The order is the sorted list of the jobs' sort keys; widening only records the move, and the
     list is brought up to date when a candidate is actually prioritized."""
 
-    def __init__(self, scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], counts: NDArray[np.int64], checkpoint_every: int) -> None:
+    def __init__(self, scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], counts: NDArray[np.int64], checkpoint_every: int, order: Order = "thesis") -> None:
         n_jobs, self.n_racks = latency.shape
         self.online = scenario == "online"
+        self.order_by = order
         self.checkpoint_every = checkpoint_every  # jobs between saved prefix states and give-up tests
         effective = effective_arrival(scenario, arrival).tolist()
-        # batch: widest first, then longest; online: earliest arrival first, then as batch (§4.3.4)
-        durations = latency[np.arange(n_jobs), counts - 1].tolist()
-        self.key: list[Key] = [(a, -c, -d, j) for j, (a, c, d) in enumerate(zip(effective, counts.tolist(), durations))]
+        self.count: list[int] = counts.tolist()  # r_j
+        self.duration: list[float] = latency[np.arange(n_jobs), counts - 1].tolist()  # L_j(r_j)
+        self.key: list[Key] = [sort_key(order, a, c, d, j) for j, (a, c, d) in enumerate(zip(effective, self.count, self.duration))]
         self.order = sorted(self.key)  # the prioritization order
         self.moved: dict[int, Key] = {}  # jobs whose key changed since ``order`` was sorted: old key
-        self.full_width = sorted(k for k in self.key if k[1] == -self.n_racks)  # jobs on all R racks
+        self.full_width = sorted(self.key[j] for j in range(n_jobs) if self.count[j] == self.n_racks)  # jobs on all R racks
         self.arrival_by_position = sorted(effective)  # the online order starts with A_j
         self.arrival_before = [0.0, *accumulate(self.arrival_by_position)]
         self.arrival_total = math.fsum(abs(a) for a in effective)
@@ -84,17 +81,18 @@ class IncrementalPrioritization:
         """r_j += 1 for each job in turn, lasting its duration: forget the prefix states this changes."""
         if not jobs:
             return
-        key, moved = self.key, self.moved
-        new_keys = []
+        key, moved, count = self.key, self.moved, self.count
+        lowest = key[jobs[0]]
         for j, duration in zip(jobs, durations):
             old = key[j]
             if j not in moved:
                 moved[j] = old
-            key[j] = (old[0], old[1] - 1, -duration, j)
-            new_keys.append(key[j])
-            if old[1] - 1 == -self.n_racks:
+            count[j] += 1
+            self.duration[j] = duration
+            key[j] = sort_key(self.order_by, old[0], count[j], duration, j)
+            lowest = min(lowest, old, key[j])
+            if count[j] == self.n_racks:
                 insort(self.full_width, key[j])
-        lowest = min(new_keys)
         while self.checkpoints[-1][0].changed_by(lowest):
             self.checkpoints.pop()
         if self.given_up is not None and self.given_up.changed_by(lowest):
@@ -136,11 +134,11 @@ class IncrementalPrioritization:
         arriving after it starts after it finishes; up to FULL_WIDTH_JOBS of them are counted."""
         first = 0 if prefix.last_key is None else bisect_right(self.full_width, prefix.last_key)
         position, level, finish, waiting = prefix.jobs, earliest_free, latest_free, 0.0
-        for arrival, _, neg_duration, _ in self.full_width[first : first + FULL_WIDTH_JOBS]:
+        for arrival, _, _, j in self.full_width[first : first + FULL_WIDTH_JOBS]:
             end = bisect_right(self.arrival_by_position, arrival, position)  # may come before it
             waiting += self._waiting(level, position, end)
             position = end
-            finish = (finish if finish >= arrival else arrival) - neg_duration
+            finish = (finish if finish >= arrival else arrival) + self.duration[j]
             level = finish if finish > level else level
         return waiting + self._waiting(level, position, len(self.order)), level
 
@@ -158,10 +156,10 @@ class IncrementalPrioritization:
         prefix, neg_free, racks = self.checkpoints[-1]
         neg_free, racks = neg_free.copy(), racks.copy()
         max_finish, total, durations, area = prefix.max_finish, prefix.completion_sum, prefix.duration_sum, prefix.area
-        order, completion = self.order, self.completion
+        order, completion, count, duration_of = self.order, self.completion, self.count, self.duration
         for position in range(prefix.jobs, n_jobs):
-            arrival, neg_count, neg_duration, _ = order[position]
-            need = -neg_count
+            arrival, _, _, j = order[position]
+            need = width = count[j]
             while True:  # take the r_j racks that free up first; ``top`` is the latest of their F_i
                 free = racks[-1]
                 if free > need:
@@ -173,21 +171,21 @@ class IncrementalPrioritization:
                 need -= free
                 if not need:
                     break
-            duration = -neg_duration
+            duration = duration_of[j]
             start = top if top >= arrival else arrival  # T_j = max{max F_i, A_j}
             finish = start + duration  # F_i := T_j + L_j(r_j)
             completion[position] = done = finish - arrival
             total += done
             durations += duration
-            area -= neg_count * duration
+            area += width * duration
             if finish > max_finish:
                 max_finish = finish
             slot = bisect_left(neg_free, -finish)
             if slot < len(neg_free) and neg_free[slot] == -finish:
-                racks[slot] -= neg_count
+                racks[slot] += width
             else:
                 neg_free.insert(slot, -finish)
-                racks.insert(slot, -neg_count)
+                racks.insert(slot, width)
             jobs = position + 1
             if max_finish >= max_finish_limit or total > completion_limit or jobs % every == 0:
                 prefix = Prefix(jobs, order[position], max_finish, total, durations, area)
@@ -229,7 +227,7 @@ def _consider(run: IncrementalPrioritization, k: int, objective_bound: float, wo
     return (value, k) if value is not None and value < limit else (best, winner)
 
 
-def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], checkpoint_every: int | None = None, steps_per_chunk: int = 1 << 16) -> Schedule:
+def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], order: Order = "thesis", checkpoint_every: int | None = None, steps_per_chunk: int = 1 << 16) -> Schedule:
     """Same contract and answer as ``reference.plan``: the first candidate with the best objective.
 
     A few candidates with the lowest bounds are prioritized first, for a good incumbent; then every
@@ -243,9 +241,9 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
     best, winner = math.inf, prov.candidates
     lowest = np.argpartition(bounds.objective, PROBES - 1)[:PROBES] if prov.candidates > PROBES else np.arange(prov.candidates)
     for k in sorted(lowest.tolist(), key=lambda k: (bounds.objective[k], k)):
-        probe = IncrementalPrioritization(scenario, latency, arrival, prov.counts(k, n_jobs), every)
+        probe = IncrementalPrioritization(scenario, latency, arrival, prov.counts(k, n_jobs), every, order)
         best, winner = _consider(probe, k, float(bounds.objective[k]), float(bounds.work[k]), best, winner)
-    run = IncrementalPrioritization(scenario, latency, arrival, prov.counts(0, n_jobs), every)
+    run = IncrementalPrioritization(scenario, latency, arrival, prov.counts(0, n_jobs), every, order)
     best, winner = _consider(run, 0, float(bounds.objective[0]), float(bounds.work[0]), best, winner)
     for first in range(1, prov.candidates, steps_per_chunk):  # chunks bound the memory of Python lists
         last = min(first + steps_per_chunk, prov.candidates)  # candidates first .. last-1
@@ -258,4 +256,4 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
             applied = k
             best, winner = _consider(run, k, objective_bound[k - first], work[k - first], best, winner)
         run.widen(job_list[applied - first + 1 :], durations[applied - first + 1 :])
-    return prioritize(scenario, latency, arrival, prov.counts(winner, n_jobs))
+    return prioritize(scenario, latency, arrival, prov.counts(winner, n_jobs), order)

@@ -11,6 +11,12 @@ from numpy.typing import NDArray
 
 Scenario = Literal["batch", "online"]
 SCENARIOS: tuple[Scenario, ...] = ("batch", "online")
+# the prioritization order: the thesis's (§4.3.4), or least rack-time first within equal arrivals
+Order = Literal["thesis", "shortest-work"]
+ORDERS: tuple[Order, ...] = ("thesis", "shortest-work")
+DEFAULT_ORDER: dict[Scenario, Order] = {"batch": "thesis", "online": "shortest-work"}
+# (A_j, then two tie-breakers, then j): sorting these gives the prioritization order
+Key = tuple[float, float, float, int]
 
 
 @dataclass(frozen=True)
@@ -46,3 +52,14 @@ def objective(scenario: Scenario, finish: NDArray[np.float64], arrival: NDArray[
 def effective_arrival(scenario: Scenario, arrival: NDArray[np.float64]) -> NDArray[np.float64]:
     """A_j as the prioritization phase sees it: 0 for every job in the batch scenario (Fig. 4.2)."""
     return np.zeros_like(arrival) if scenario == "batch" else arrival
+
+
+def sort_key(order: Order, arrival: float, count: int, duration: float, job: int) -> Key:
+    """Job j's place in the prioritization order, given A_j (0 in batch), r_j and L_j(r_j).
+
+    thesis: earliest arrival, then widest, then longest (§4.3.4); shortest-work: earliest arrival,
+    then least rack-time r_j L_j(r_j) (shortest predicted work first, as SPT for mean completion
+    time), then widest. Ties go to the lowest index."""
+    if order == "thesis":
+        return (arrival, -count, -duration, job)
+    return (arrival, count * duration, -count, job)

@@ -14,42 +14,42 @@ from corral_yarn.errors import PlanningError
 from corral_yarn.model import default_alpha, latency_table
 from corral_yarn.planner import fast, reference
 from corral_yarn.planner.provisioning import provisioning
-from corral_yarn.planner.schedule import SCENARIOS, Scenario
+from corral_yarn.planner.schedule import ORDERS, SCENARIOS, Order, Scenario
 from corral_yarn.workloads import example_cluster, w1_like
 
 
-def assert_same(scenario: Scenario, latency: np.ndarray, arrival: np.ndarray, **tuning: int) -> None:
-    expected = reference.plan(scenario, latency, arrival)
-    got = fast.plan(scenario, latency, arrival, **tuning)
-    assert got.same_as(expected), (scenario, latency.tolist(), arrival.tolist(), got, expected)
+def assert_same(scenario: Scenario, latency: np.ndarray, arrival: np.ndarray, order: Order = "thesis", **tuning: int) -> None:
+    expected = reference.plan(scenario, latency, arrival, order)
+    got = fast.plan(scenario, latency, arrival, order, **tuning)
+    assert got.same_as(expected), (scenario, order, latency.tolist(), arrival.tolist(), got, expected)
 
 
-@settings(max_examples=200, deadline=None)
-@given(instances(), st.sampled_from(SCENARIOS))
-def test_fast_equals_reference(instance: Instance, scenario: Scenario) -> None:
-    assert_same(scenario, *instance)
+@settings(max_examples=300, deadline=None)
+@given(instances(), st.sampled_from(SCENARIOS), st.sampled_from(ORDERS))
+def test_fast_equals_reference(instance: Instance, scenario: Scenario, order: Order) -> None:
+    assert_same(scenario, *instance, order)
 
 
-@settings(max_examples=100, deadline=None)
-@given(instances(max_jobs=12, max_racks=4), st.sampled_from(SCENARIOS), st.integers(1, 4), st.integers(1, 5))
-def test_fast_equals_reference_resuming_from_checkpoints(instance: Instance, scenario: Scenario, every: int, chunk: int) -> None:
+@settings(max_examples=150, deadline=None)
+@given(instances(max_jobs=12, max_racks=4), st.sampled_from(SCENARIOS), st.sampled_from(ORDERS), st.integers(1, 4), st.integers(1, 5))
+def test_fast_equals_reference_resuming_from_checkpoints(instance: Instance, scenario: Scenario, order: Order, every: int, chunk: int) -> None:
     # tiny checkpoint intervals and chunks exercise resuming mid-order and chunk boundaries
-    assert_same(scenario, *instance, checkpoint_every=every, steps_per_chunk=chunk)
+    assert_same(scenario, *instance, order, checkpoint_every=every, steps_per_chunk=chunk)
 
 
 @settings(max_examples=200, deadline=None)
-@given(instances(max_jobs=10, max_racks=5), st.sampled_from(SCENARIOS), st.data())
-def test_no_prefix_gives_up_on_a_candidate_that_beats_the_best(instance: Instance, scenario: Scenario, data: st.DataObject) -> None:
+@given(instances(max_jobs=10, max_racks=5), st.sampled_from(SCENARIOS), st.sampled_from(ORDERS), st.data())
+def test_no_prefix_gives_up_on_a_candidate_that_beats_the_best(instance: Instance, scenario: Scenario, order: Order, data: st.DataObject) -> None:
     # with "best" just above a candidate's objective, the give-up test must not fire on any prefix
     latency, arrival = instance
     n_jobs, n_racks = latency.shape
     prov = provisioning(latency)
     counts = prov.counts(data.draw(st.integers(0, prov.candidates - 1)), n_jobs)
-    objective = reference.prioritize(scenario, latency, arrival, counts).objective
+    objective = reference.prioritize(scenario, latency, arrival, counts, order).objective
     durations = latency[np.arange(n_jobs), counts - 1].tolist()
     weights = counts.tolist() if scenario == "batch" else [1] * n_jobs
     work = math.fsum(d for d, w in zip(durations, weights) for _ in range(w))
-    run = fast.IncrementalPrioritization(scenario, latency, arrival, counts, checkpoint_every=1)
+    run = fast.IncrementalPrioritization(scenario, latency, arrival, counts, 1, order)
     assert run.objective(math.inf, work) == objective
     best = objective * (1 + 1e-6) + 1e-6
     for prefix, neg_free, racks in run.checkpoints[1:]:
@@ -57,19 +57,21 @@ def test_no_prefix_gives_up_on_a_candidate_that_beats_the_best(instance: Instanc
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize("order", ORDERS)
 @pytest.mark.parametrize("span", [0.0, 300.0])
-def test_fast_equals_reference_on_a_w1_like_workload(scenario: Scenario, span: float) -> None:
+def test_fast_equals_reference_on_a_w1_like_workload(scenario: Scenario, order: Order, span: float) -> None:
     cluster = example_cluster(racks=8, machines_per_rack=4)
     jobs = w1_like(40, seed=3, arrival_span_s=span).jobs
     latency = latency_table(jobs, cluster, default_alpha(cluster))[1]
     arrival = np.array([j.arrival_s for j in jobs])
-    assert_same(scenario, latency, arrival)
+    assert_same(scenario, latency, arrival, order)
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_many_identical_jobs(scenario: Scenario) -> None:
+@pytest.mark.parametrize("order", ORDERS)
+def test_many_identical_jobs(scenario: Scenario, order: Order) -> None:
     latency = np.tile([6.0, 3.0, 3.0, 2.0], (40, 1))
-    assert_same(scenario, latency, np.zeros(40), checkpoint_every=3)
+    assert_same(scenario, latency, np.zeros(40), order, checkpoint_every=3)
 
 
 @pytest.mark.parametrize(
