@@ -9,15 +9,26 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveFloat, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, model_validator
 
 CLUSTER_SCHEMA = "corral-yarn/cluster/v1"
 JOBS_SCHEMA = "corral-yarn/jobs/v1"
 PLAN_SCHEMA = "corral-yarn/plan/v1"
 
-MAX_BYTES = 1e18  # one exabyte per stage: beyond it a size is a typo, and the model's floats lose meaning
+# Physically meaningful ranges: a value outside is a typo or a unit slip, and would make the
+# latency model's floats overflow or the LP ill-conditioned, so it is refused naming the field.
+MAX_BYTES = 1e18  # one exabyte per stage
+MIN_RATE, MAX_RATE = 1e-3, 1e13  # bytes per second: a milli-byte (tiny reduce outputs) to 10 TB/s (beyond any link)
+MAX_SECONDS = 1e9  # about 32 years: arrivals, deadlines and predicted durations
+MAX_TASKS = 10_000_000  # tasks per stage; the largest Hadoop jobs have about 10^5-10^6
+MAX_SLOTS = 10_000  # slots per machine
+MAX_OVERSUBSCRIPTION = 1e4
 Scenario = Literal["batch", "online"]
+Order = Literal["thesis", "shortest-work"]  # the planner's prioritization order (docs/planner.md)
 Bytes = Annotated[float, Field(ge=0, le=MAX_BYTES)]
+Rate = Annotated[float, Field(ge=MIN_RATE, le=MAX_RATE)]
+Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS)]
+Slots = Annotated[int, Field(ge=1, le=MAX_SLOTS)]
 Name = Field(min_length=1, max_length=200, pattern=r"^[^\s,;]+$")
 
 
@@ -70,12 +81,12 @@ class ClusterSpec(_Strict):
     schema_version: Literal["corral-yarn/cluster/v1"] = CLUSTER_SCHEMA
     name: str = "cluster"
     racks: list[Rack] = Field(min_length=1)
-    map_slots_per_machine: int = Field(ge=1)
-    reduce_slots_per_machine: int = Field(ge=1)
-    nic_bandwidth_bytes_per_s: PositiveFloat
-    disk_bandwidth_bytes_per_s: PositiveFloat
-    oversubscription: float | None = Field(default=None, gt=1.0)
-    rack_core_bandwidth_bytes_per_s: PositiveFloat | None = None
+    map_slots_per_machine: Slots
+    reduce_slots_per_machine: Slots
+    nic_bandwidth_bytes_per_s: Rate
+    disk_bandwidth_bytes_per_s: Rate
+    oversubscription: float | None = Field(default=None, gt=1.0, le=MAX_OVERSUBSCRIPTION)
+    rack_core_bandwidth_bytes_per_s: Rate | None = None
     model: LatencyModel = "paper"
 
     @model_validator(mode="after")
@@ -90,8 +101,9 @@ class ClusterSpec(_Strict):
         uplink_full = self.machines_per_rack * self.nic_bandwidth_bytes_per_s
         if self.oversubscription is None:
             oversub = uplink_full / self.rack_core_bandwidth_bytes_per_s
-            if oversub <= 1.0:
-                raise ValueError("rack_core_bandwidth_bytes_per_s must be below machines x NIC (O > 1)")
+            if not 1.0 < oversub <= MAX_OVERSUBSCRIPTION:
+                raise ValueError(f"rack_core_bandwidth_bytes_per_s must be below machines x NIC (O > 1) and at least "
+                                 f"machines x NIC / {MAX_OVERSUBSCRIPTION:.0e} (O <= {MAX_OVERSUBSCRIPTION:.0e}); it gives O = {oversub:.6g}")
             object.__setattr__(self, "oversubscription", oversub)
         elif self.rack_core_bandwidth_bytes_per_s is None:
             object.__setattr__(self, "rack_core_bandwidth_bytes_per_s", uplink_full / self.oversubscription)
@@ -124,10 +136,10 @@ class StageSpec(_Strict):
     output_bytes: Bytes | None = None
     map_selectivity: PositiveFloat | None = None
     reduce_selectivity: PositiveFloat | None = None
-    map_tasks: int = Field(ge=1)
-    reduce_tasks: int = Field(ge=0)
-    map_rate_bytes_per_s: PositiveFloat
-    reduce_rate_bytes_per_s: PositiveFloat
+    map_tasks: int = Field(ge=1, le=MAX_TASKS)
+    reduce_tasks: int = Field(ge=0, le=MAX_TASKS)
+    map_rate_bytes_per_s: Rate
+    reduce_rate_bytes_per_s: Rate
     after: list[str] = []
 
     @model_validator(mode="after")
@@ -171,8 +183,8 @@ class JobSpec(_Strict):
     """
 
     name: str = Name
-    arrival_s: NonNegativeFloat = 0.0
-    deadline_s: PositiveFloat | None = None
+    arrival_s: Seconds = 0.0
+    deadline_s: float | None = Field(default=None, gt=0, le=MAX_SECONDS)
     stages: list[StageSpec] = Field(min_length=1)
     input_path: str | None = None
     recurring_key: str | None = None
@@ -263,6 +275,12 @@ class PlannedJob(_Strict):
     cross_rack_shuffle_bytes: float
 
 
+class PlanOptions(_Strict):
+    """The planner's knobs a plan was made with (docs/planner.md); a plan without them used the thesis's."""
+
+    order: Order = Field(default="thesis", description="prioritization order: thesis (§4.3.4) or shortest-work")
+
+
 class Plan(_Strict):
     """An offline plan: per job {R_j, p_j, T_j}, and the figures that say how good it is."""
 
@@ -278,6 +296,7 @@ class Plan(_Strict):
     gap: float | None = Field(description="objective / lower bound - 1")
     alpha_s_per_byte: float
     model: LatencyModel = Field(default="paper", description="the latency model and parameters the plan used")
+    options: PlanOptions = Field(default_factory=PlanOptions)
     jobs: list[PlannedJob]
     rack_input_bytes: dict[str, float]
     rack_input_cov: float

@@ -24,7 +24,11 @@ from corral_yarn.planner.schedule import Scenario
 
 
 def lp_batch(latency: NDArray[np.float64]) -> float:
-    """min T s.t. sum_r x_jr = 1, T >= sum_r x_jr L_j(r), T R >= sum_jr x_jr L_j(r) r (4.1-4.5)."""
+    """min T s.t. sum_r x_jr = 1, T >= sum_r x_jr L_j(r), T R >= sum_jr x_jr L_j(r) r (4.1-4.5).
+
+    Solved in units of the longest latency, so HiGHS's absolute tolerances mean the same at every scale."""
+    scale = float(latency.max()) or 1.0
+    latency = latency / scale
     n_jobs, n_racks = latency.shape
     n_x = n_jobs * n_racks
     r = np.arange(1, n_racks + 1, dtype=np.float64)
@@ -46,7 +50,7 @@ def lp_batch(latency: NDArray[np.float64]) -> float:
     )
     if res.status != 0:
         raise PlanningError(f"LP-Batch failed: {res.message}")
-    return float(res.fun)
+    return float(res.fun) * scale
 
 
 def lp_online(latency: NDArray[np.float64]) -> float:

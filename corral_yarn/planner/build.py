@@ -9,19 +9,19 @@ import numpy as np
 from numpy.typing import NDArray
 
 from corral_yarn import __version__
-from corral_yarn.contracts import ClusterSpec, JobSpec, Plan, PlannedJob, Workload
+from corral_yarn.contracts import MAX_SECONDS, ClusterSpec, JobSpec, Order, Plan, PlannedJob, PlanOptions, Workload
 from corral_yarn.errors import InputError
 from corral_yarn.io import inputs_sha256
 from corral_yarn.model import default_alpha, latency_table
 from corral_yarn.planner import fast, reference
 from corral_yarn.planner.bounds import lower_bound
-from corral_yarn.planner.schedule import Scenario, Schedule
+from corral_yarn.planner.schedule import DEFAULT_ORDER, Scenario, Schedule
 
 log = logging.getLogger(__name__)
 
 PLANNER_VERSION = f"corral-yarn-planner/{__version__}"
 Implementation = Literal["fast", "reference"]
-IMPLEMENTATIONS: dict[str, Callable[[Scenario, NDArray[np.float64], NDArray[np.float64]], Schedule]] = {
+IMPLEMENTATIONS: dict[str, Callable[[Scenario, NDArray[np.float64], NDArray[np.float64], Order], Schedule]] = {
     "fast": fast.plan,
     "reference": reference.plan,
 }
@@ -35,25 +35,28 @@ def build_plan(
     implementation: Implementation = "fast",
     with_bound: bool = True,
     step: Callable[[str], None] | None = None,
+    order: Order | None = None,
 ) -> Plan:
-    """Plan ``workload`` on ``cluster``; alpha defaults to 1 / rack-to-core bandwidth (§4.3.4).
+    """Plan ``workload`` on ``cluster``; alpha defaults to 1 / rack-to-core bandwidth (§4.3.4), the
+    prioritization order to the scenario's default (``DEFAULT_ORDER``).
 
     ``step`` is told the name of each phase as it starts (for a progress display)."""
     step = step or (lambda name: None)
     jobs = workload.jobs
     alpha = default_alpha(cluster) if alpha is None else alpha
+    options = PlanOptions(order=order or DEFAULT_ORDER[scenario])
     step("latency model")
     with np.errstate(over="ignore", invalid="ignore"):
         latency, penalized = latency_table(jobs, cluster, alpha)
     _check_finite(jobs, penalized)
     arrival = np.array([j.arrival_s for j in jobs], dtype=np.float64)
-    log.info("planning %d jobs on %d racks (%s, %s)", len(jobs), len(cluster.racks), scenario, implementation)
+    log.info("planning %d jobs on %d racks (%s, %s, %s order)", len(jobs), len(cluster.racks), scenario, implementation, options.order)
     step(f"{implementation} heuristic")
-    schedule = IMPLEMENTATIONS[implementation](scenario, penalized, arrival)
+    schedule = IMPLEMENTATIONS[implementation](scenario, penalized, arrival, options.order)
     if with_bound:
         step("LP lower bound")
     bound = lower_bound(scenario, penalized, arrival) if with_bound else None
-    digest = inputs_sha256(workload, cluster, {"scenario": scenario, "alpha": alpha, "planner": PLANNER_VERSION})
+    digest = inputs_sha256(workload, cluster, {"scenario": scenario, "alpha": alpha, "planner": PLANNER_VERSION, **options.model_dump()})
     planned = _planned_jobs(jobs, cluster, schedule, latency, penalized, arrival if scenario == "online" else 0 * arrival)
     rack_bytes = _rack_input_bytes(cluster, planned)
     return Plan(
@@ -68,6 +71,7 @@ def build_plan(
         gap=(schedule.objective / bound - 1.0) if bound else None,
         alpha_s_per_byte=alpha,
         model=cluster.model,
+        options=options,
         jobs=planned,
         rack_input_bytes=rack_bytes,
         rack_input_cov=_cov(list(rack_bytes.values())),
@@ -77,9 +81,10 @@ def build_plan(
 
 
 def _check_finite(jobs: list[JobSpec], penalized: NDArray[np.float64]) -> None:
-    """Sizes so large that L_j(r) overflows are an input error naming the job."""
-    for j in np.flatnonzero(~np.isfinite(penalized).all(axis=1)):
-        raise InputError("its predicted latency overflows; check its sizes and rates", field=f"jobs[{j}] ({jobs[j].name})")
+    """Sizes and rates that make L_j(r) longer than MAX_SECONDS (or overflow) are an input error naming the job."""
+    for j in np.flatnonzero(~(penalized <= MAX_SECONDS).all(axis=1)):
+        raise InputError(f"its predicted latency reaches {penalized[j].max():.3g} s, over {MAX_SECONDS:.0e} s; check its sizes and rates",
+                         field=f"jobs[{j}] ({jobs[j].name})")
 
 
 def _cross_rack_shuffle(job: JobSpec, racks: int) -> float:

@@ -9,10 +9,11 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from corral_yarn.contracts import Order
+
 Scenario = Literal["batch", "online"]
 SCENARIOS: tuple[Scenario, ...] = ("batch", "online")
 # the prioritization order: the thesis's (§4.3.4), or least rack-time first within equal arrivals
-Order = Literal["thesis", "shortest-work"]
 ORDERS: tuple[Order, ...] = ("thesis", "shortest-work")
 DEFAULT_ORDER: dict[Scenario, Order] = {"batch": "thesis", "online": "shortest-work"}
 # (A_j, then two tie-breakers, then j): sorting these gives the prioritization order

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from io import StringIO as io_text
 from pathlib import Path
 
@@ -47,7 +48,9 @@ def test_plan_writes_a_plan_and_prints_a_summary(inputs: Path, scenario: str, ca
     assert plan.lower_bound_s is not None and plan.gap is not None and plan.gap >= -1e-9
     out = capsys.readouterr().out
     objective = "makespan" if scenario == "batch" else "mean completion time"
-    assert f"Planned 12 jobs on 4 racks ({scenario} scenario, fast planner): {objective}" in out
+    order = "thesis" if scenario == "batch" else "shortest-work"
+    assert plan.options.order == order
+    assert f"Planned 12 jobs on 4 racks ({scenario} scenario, fast planner, {order} order): {objective}" in out
     assert "LP lower bound" in out and "coefficient of variation" in out
 
 
@@ -55,6 +58,46 @@ def test_plan_options(inputs: Path) -> None:
     assert main(plan_args(inputs, "batch", "--no-bound", "--alpha", "0")) == 0
     plan = io.load_plan(inputs / "plan-batch.json")
     assert plan.lower_bound_s is None and plan.gap is None and plan.alpha_s_per_byte == 0.0
+
+
+@pytest.mark.parametrize("order", ["thesis", "shortest-work"])
+def test_the_order_is_recorded_in_the_plan_and_changes_its_input_digest(inputs: Path, order: str) -> None:
+    assert main(plan_args(inputs, "batch", "--no-bound")) == 0
+    default = io.load_plan(inputs / "plan-batch.json")
+    assert main(plan_args(inputs, "batch", "--no-bound", "--order", order)) == 0
+    chosen = io.load_plan(inputs / "plan-batch.json")
+    assert chosen.options.order == order
+    assert (chosen.inputs_sha256 == default.inputs_sha256) == (order == "thesis")
+
+
+def test_the_shortest_work_order_runs_short_jobs_first_among_equal_arrivals(tmp_path: Path) -> None:
+    # every job arrives at 0: shortest-work lists them by r_j L_j(r_j), the thesis widest then longest
+    assert main(["example", "--out", str(tmp_path), "--jobs", "12", "--racks", "3", "--seed", "2"]) == 0
+    plans = {}
+    for order in ("thesis", "shortest-work"):
+        assert main(plan_args(tmp_path, "online", "--no-bound", "--order", order)) == 0
+        plans[order] = io.load_plan(tmp_path / "plan-online.json")
+    work = [len(j.racks) * (j.planned_finish_s - j.planned_start_s) for j in plans["shortest-work"].jobs]  # listed by order
+    assert work == sorted(work)
+    assert plans["shortest-work"].objective_s < plans["thesis"].objective_s
+
+
+@pytest.mark.parametrize(("field", "value", "expected"), [
+    ("map_rate_bytes_per_s", 1e-300, "jobs.json: jobs[2].stages[0].map_rate_bytes_per_s: Input should be greater than or equal to 0.001"),
+    ("map_rate_bytes_per_s", 1e-10, "jobs.json: jobs[2].stages[0].map_rate_bytes_per_s: Input should be greater than or equal to 0.001"),
+    ("map_tasks", 10**30, "jobs.json: jobs[2].stages[0].map_tasks: Input should be less than or equal to 10000000"),
+    ("map_rate_bytes_per_s", 0.001, "jobs[2] (w1-"),  # in range, but its latency would be about 10^11 s
+])
+def test_numbers_outside_their_physical_range_are_one_line_errors(inputs: Path, capsys: pytest.CaptureFixture[str], field: str,
+                                                                  value: float, expected: str) -> None:
+    data = json.loads((inputs / "jobs.json").read_text())
+    data["jobs"][2]["stages"][0][field] = value
+    (inputs / "jobs.json").write_text(json.dumps(data))
+    capsys.readouterr()
+    assert main(plan_args(inputs, "online")) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("corral: error: ") and expected in err[0], err
+    assert not (inputs / "plan-online.json").exists()
 
 
 def test_reference_and_fast_planners_agree(inputs: Path) -> None:

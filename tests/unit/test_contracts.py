@@ -54,7 +54,7 @@ def test_rack_uplink_gives_the_oversubscription() -> None:
         ({"oversubscription": None}, "give oversubscription or rack_core_bandwidth_bytes_per_s"),
         ({"oversubscription": 1.0}, "oversubscription: Input should be greater than 1"),
         ({"oversubscription": None, "rack_core_bandwidth_bytes_per_s": 200.0}, "O > 1"),
-        ({"nic_bandwidth_bytes_per_s": -1.0}, "nic_bandwidth_bytes_per_s: Input should be greater than 0 (got -1.0)"),
+        ({"nic_bandwidth_bytes_per_s": -1.0}, "nic_bandwidth_bytes_per_s: Input should be greater than or equal to 0.001 (got -1.0)"),
         ({"racks": []}, "racks:"),
         ({"map_slots_per_machine": 0}, "map_slots_per_machine"),
         ({"colour": "red"}, "colour: Extra inputs are not permitted"),
@@ -103,13 +103,62 @@ def test_sizes_fill_in_the_selectivities() -> None:
         ({"reduce_tasks": 0}, "reduce_tasks is 0 but the stage shuffles data"),
         ({"input_bytes": -1.0}, "input_bytes: Input should be greater than or equal to 0"),
         ({"map_tasks": 0}, "map_tasks: Input should be greater than or equal to 1"),
-        ({"map_rate_bytes_per_s": 0.0}, "map_rate_bytes_per_s: Input should be greater than 0"),
+        ({"map_rate_bytes_per_s": 0.0}, "map_rate_bytes_per_s: Input should be greater than or equal to 0.001"),
     ],
 )
 def test_bad_stages_name_the_problem(overrides: dict, expected: str) -> None:
     data = {"jobs": [{"name": "j", "stages": [{"name": "s", **STAGE, **overrides}]}]}
     message = error_of(Workload, data)
     assert "jobs[0].stages[0]" in message and expected in message
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("map_rate_bytes_per_s", 1e-300, "greater than or equal to 0.001"),
+        ("map_rate_bytes_per_s", 1e-10, "greater than or equal to 0.001"),
+        ("reduce_rate_bytes_per_s", 1e14, "less than or equal to 10000000000000"),
+        ("map_tasks", 10**30, "less than or equal to 10000000"),
+        ("reduce_tasks", 10**8, "less than or equal to 10000000"),
+        ("input_bytes", 1e19, "less than or equal to 1000000000000000000"),
+        ("map_selectivity", 1e-300, "the selectivities make a stage of more than 1e+18 bytes"),
+    ],
+)
+def test_stage_numbers_outside_their_physical_range_name_the_field(field: str, value: float, expected: str) -> None:
+    stage = {"name": "s", **STAGE, field: value}
+    if field == "map_selectivity":
+        stage.pop("shuffle_bytes")
+    message = error_of(Workload, {"jobs": [{"name": "j", "stages": [stage]}]})
+    assert message.startswith("in.json: jobs[0].stages[0]") and expected in message
+    assert field in message or field.endswith("selectivity")
+
+
+@pytest.mark.parametrize(("field", "value"), [("arrival_s", 1e12), ("arrival_s", -1.0), ("deadline_s", 2e9), ("deadline_s", 0.0)])
+def test_job_times_outside_their_range_name_the_field(field: str, value: float) -> None:
+    assert f"jobs[0].{field}: Input should be" in error_of(Workload, {"jobs": [{"name": "j", field: value, **STAGE}]})
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        ({"nic_bandwidth_bytes_per_s": 1e-10}, "nic_bandwidth_bytes_per_s: Input should be greater than or equal to 0.001"),
+        ({"disk_bandwidth_bytes_per_s": 1e300}, "disk_bandwidth_bytes_per_s: Input should be less than or equal to"),
+        ({"map_slots_per_machine": 10**9}, "map_slots_per_machine: Input should be less than or equal to 10000"),
+        ({"oversubscription": 1e6}, "oversubscription: Input should be less than or equal to 10000"),
+        ({"oversubscription": None, "rack_core_bandwidth_bytes_per_s": 0.001}, "O <= 1e+04); it gives O = 200000"),
+    ],
+)
+def test_cluster_numbers_outside_their_physical_range_name_the_field(overrides: dict, expected: str) -> None:
+    assert expected in error_of(ClusterSpec, cluster_data(**overrides))
+
+
+def test_a_job_whose_predicted_latency_is_beyond_any_period_is_an_input_error() -> None:
+    # every field is in range, but 1 EB read at 0.001 B/s would take 10^21 s
+    slow = {"name": "slow", **{**STAGE, "input_bytes": 1e18, "shuffle_bytes": 0.0, "output_bytes": 0.0, "reduce_tasks": 0,
+                                "map_rate_bytes_per_s": 0.001}}
+    workload = io.parse(Workload, {"jobs": [{"name": "fine", **STAGE}, slow]})
+    with pytest.raises(InputError, match=r"^jobs\[1\] \(slow\): its predicted latency reaches .* s, over 1e\+09 s; check its sizes and rates$"):
+        build_plan(workload, example_cluster(2, 2), "batch")
 
 
 def test_map_only_stage() -> None:
