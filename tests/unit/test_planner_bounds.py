@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from planner_instances import Instance, instances
 
 from corral_yarn.planner import fast
-from corral_yarn.planner.bounds import lower_bound
+from corral_yarn.planner.bounds import fluid_srpt, lower_bound, lp_online, mean_busy_time
 from corral_yarn.planner.schedule import SCENARIOS, Scenario, effective_arrival, objective
 
 LP_TOLERANCE = 1e-6  # HiGHS's feasibility and optimality tolerances are 1e-7
@@ -62,3 +62,30 @@ def test_brute_force_finds_the_better_order() -> None:
     latency, arrival = np.array([[5.0], [1.0]]), np.zeros(2)
     assert optimum("online", latency, arrival) == 3.5
     assert fast.plan("online", latency, arrival).objective == 5.5  # arrival ties, then longest first
+
+
+@settings(max_examples=300, deadline=None)
+@given(instances(max_jobs=4, max_racks=3))
+def test_mean_busy_time_bound_is_below_the_optimum(instance: Instance) -> None:
+    latency, arrival = instance
+    assert_below(mean_busy_time(latency, arrival), optimum("online", latency, arrival))
+
+
+def test_mean_busy_time_bound_is_exact_for_shortest_first_on_one_rack() -> None:
+    latency, arrival = np.array([[5.0], [1.0]]), np.zeros(2)
+    assert mean_busy_time(latency, arrival) == 3.5 == optimum("online", latency, arrival)
+
+
+def test_mean_busy_time_bound_is_stronger_when_jobs_arrive_together_and_speed_up_poorly() -> None:
+    # two jobs at 0, L(1) = 4, L(2) = 3: LP-Online 3, fluid SRPT 3 (work 2 each); mean busy times
+    # 1 and 3 on the fluid machine plus L_min / 2 = 1.5 each give 3.5; the optimum is 4 (both on one rack)
+    latency, arrival = np.array([[4.0, 3.0], [4.0, 3.0]]), np.zeros(2)
+    assert lp_online(latency) == fluid_srpt(latency, arrival) == 3.0
+    assert mean_busy_time(latency, arrival) == 3.5 == lower_bound("online", latency, arrival)
+    assert optimum("online", latency, arrival) == 4.0
+
+
+def test_mean_busy_time_counts_jobs_with_no_work_and_idle_gaps() -> None:
+    # job 0 needs nothing; job 1 arrives at 10 after the machine idles: M = 10 + 2 / 2, C - A = 2 + 0
+    latency, arrival = np.array([[0.0], [2.0]]), np.array([0.0, 10.0])
+    assert mean_busy_time(latency, arrival) == 1.0 == optimum("online", latency, arrival)
