@@ -9,6 +9,7 @@ the choices made go to a details document, since the jobs contract carries none.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import math
 from collections import Counter
@@ -19,13 +20,14 @@ from typing import Any
 
 from corral_yarn.contracts import JobSpec, StageSpec, Workload
 from corral_yarn.errors import InputError
-from estimator.backtest import AUTO, Point, backtest_job, choose, ratio_interval
+from estimator.adhoc import class_rates, deficit, size_class
+from estimator.backtest import AUTO, COVERAGE, Point, backtest_job, choose, conformal
 from estimator.errors import EstimateError
 from estimator.fit import MRCuteParams, fit_job
 from estimator.newjobs import NewJob, check_arrivals, declared_sizes, new_job_params
-from estimator.predictors import PREDICTORS, QUANTITIES, History, Instance, Season, instances, predict, predict_offset, slots
+from estimator.predictors import PREDICTORS, QUANTITIES, Context, History, Instance, Season, instances, predict, predict_offset, slots
 from estimator.records import JobRun
-from estimator.sources.swim import BLOCK_BYTES
+from estimator.sources.swim import BLOCK_BYTES, REDUCER_BYTES
 
 log = logging.getLogger(__name__)
 
@@ -36,10 +38,11 @@ class EstimateOptions:
     horizon: timedelta
     predictor: str = AUTO
     slack: float = 0.0
-    coverage: float = 0.8
+    coverage: float = COVERAGE
     season: Season = field(default_factory=Season)
     default_map_rate_bytes_per_s: float = 50e6
     default_reduce_rate_bytes_per_s: float = 50e6
+    adhoc: bool = True
 
     def __post_init__(self) -> None:
         if self.predictor not in (AUTO, *PREDICTORS):
@@ -60,8 +63,10 @@ class Estimate:
 
 
 def _interval(points: Sequence[Point], predictor: str, quantity: str, coverage: float, value: float) -> list[float] | None:
-    ratio = ratio_interval([p for p in points if p.predictor == predictor], quantity, coverage)
-    return [value * ratio[0], value * ratio[1]] if ratio else None
+    """The split-conformal interval of ``value`` from the job's backtest ratios actual / predicted."""
+    i = QUANTITIES.index(quantity)
+    ratio = conformal([p.actual[i] / p.predicted[i] for p in points if p.predictor == predictor and p.predicted[i] > 0], coverage)
+    return [value * ratio[0], value * ratio[1]] if ratio and value > 0 else None
 
 
 def _stage(sizes: dict[str, float], params: MRCuteParams, options: EstimateOptions, defaults: Counter[str]) -> StageSpec:
@@ -97,11 +102,11 @@ class _Job:
     params: MRCuteParams
 
 
-def _predicted(job: _Job, arrival: datetime, matched: list[Instance], options: EstimateOptions, defaults: Counter[str]) -> tuple[JobSpec, dict[str, Any]]:
+def _predicted(job: _Job, arrival: datetime, ctx: Context, options: EstimateOptions, defaults: Counter[str]) -> tuple[JobSpec, dict[str, Any]]:
     """The JobSpec of one slot arriving at ``arrival`` and the details of how it was predicted."""
-    predicted = {q: predict(matched, job.predictor, q) for q in QUANTITIES}
+    predicted = {q: predict(ctx, job.predictor, q) for q in QUANTITIES}
     sizes = {q: v * (1.0 + options.slack) for q, v in predicted.items()}
-    paths = {i.run.input_path for i in matched}
+    paths = {i.run.input_path for i in ctx.matched}
     spec = JobSpec(
         name=f"{job.key[:180]}@{arrival:%Y%m%dT%H%M%S}",
         arrival_s=(arrival - options.at).total_seconds(),
@@ -113,30 +118,36 @@ def _predicted(job: _Job, arrival: datetime, matched: list[Instance], options: E
         "name": spec.name,
         "recurring_key": job.key,
         "predictor": job.predictor,
-        "matched_runs": [i.run.run_id for i in matched],
+        "matched_runs": [i.run.run_id for i in ctx.matched],
         "arrival": arrival.isoformat(),
         "predicted": predicted,
         "slack": options.slack,
         "interval_coverage": options.coverage,
-        "intervals": {q: _interval(job.points, job.predictor, q, options.coverage, predicted[q]) for q in QUANTITIES},
+        # auto's intervals from auto's own backtest residuals (a chosen predictor's look better than they are)
+        "intervals": {q: _interval(job.points, options.predictor, q, options.coverage, predicted[q]) for q in QUANTITIES},
         "mrcute": asdict(job.params),
     }
     return spec, detail
 
 
-def _jobs_of(key: str, items: list[Instance], runs: list[JobRun], options: EstimateOptions, defaults: Counter[str]) -> list[tuple[JobSpec, dict[str, Any]]]:
-    """The predicted instances of one recurring job in [at, at + horizon)."""
+def _jobs_of(key: str, items: list[Instance], runs: list[JobRun], options: EstimateOptions, defaults: Counter[str],
+             known: Sequence[Point] | None) -> list[tuple[JobSpec, dict[str, Any]]]:
+    """The predicted instances of one recurring job in [at, at + horizon); ``known``: its backtest points
+    before ``at`` when already computed (they depend on earlier instances only)."""
     season, end = options.season, options.at + options.horizon
-    points = backtest_job(key, items, season)
+    points = list(known) if known is not None else backtest_job(key, items, season, options.coverage)
     predictor = choose([p for p in points if p.predictor != AUTO]) if options.predictor == AUTO else options.predictor
     job = _Job(key, predictor, points, fit_job(runs))
     history = History(items, season)
+    cut = bisect.bisect_left([i.time for i in items], season.start(season.day(options.at)))  # whole days before --at's
+    recent = items[max(0, cut - season.lookback_days):cut]
     out = []
     for day in range(season.day(options.at), season.day(end - timedelta(microseconds=1)) + 1):
         for matched in slots(history, day, options.at):
-            arrival = season.start(day) + timedelta(seconds=predict_offset(matched, predictor, season))
+            ctx = Context(matched, recent, day, season)
+            arrival = season.start(day) + timedelta(seconds=predict_offset(ctx, predictor))
             if options.at <= arrival < end:
-                out.append(_predicted(job, arrival, matched, options, defaults))
+                out.append(_predicted(job, arrival, ctx, options, defaults))
     return out
 
 
@@ -168,15 +179,45 @@ def _declared(jobs: Sequence[NewJob], runs: Sequence[JobRun], options: EstimateO
     return out
 
 
-def estimate(runs: Sequence[JobRun], options: EstimateOptions, new_jobs: Sequence[NewJob] = ()) -> Estimate:
-    """The predicted jobs of [at, at + horizon), from the runs submitted before ``at``, and the new jobs declared."""
+def _adhoc(past: Sequence[Instance], slot_jobs: Sequence[tuple[JobSpec, dict[str, Any]]], options: EstimateOptions,
+           defaults: Counter[str]) -> list[tuple[JobSpec, dict[str, Any]]]:
+    """Jobs for the size classes' arrival rates the recurring slots leave uncovered (estimator/adhoc.py)."""
+    rates = class_rates(past, options.at, options.horizon, options.season)
+    if rates.windows < options.season.min_history:
+        return []
+    add = deficit(rates, Counter(size_class(d["predicted"]["input_bytes"], d["predicted"]["shuffle_bytes"]) for _, d in slot_jobs))
+    n, out = sum(add.values()), []
+    for k, cls in enumerate(sorted(add.elements())):
+        arrival = options.at + options.horizon * ((k + 0.5) / n)
+        predicted = rates.sizes[cls]
+        sizes = {q: v * (1.0 + options.slack) for q, v in predicted.items()}
+        reducers = math.ceil(sizes["shuffle_bytes"] / REDUCER_BYTES) if sizes["shuffle_bytes"] > 0 else 0
+        params = MRCuteParams(None, None, None, None, None, reducers, runs=0, from_profile=False)
+        key = f"adhoc-{cls}"
+        spec = JobSpec(name=f"{key}@{arrival:%Y%m%dT%H%M%S}", arrival_s=(arrival - options.at).total_seconds(),
+                       stages=[_stage(sizes, params, options, defaults)], recurring_key=key)
+        out.append((spec, {"name": spec.name, "recurring_key": key, "predictor": "class_rate", "matched_runs": [],
+                           "arrival": arrival.isoformat(), "predicted": predicted, "slack": options.slack,
+                           "class_rate": rates.rate[cls], "class_windows": rates.windows}))
+    return out
+
+
+def estimate(runs: Sequence[JobRun], options: EstimateOptions, new_jobs: Sequence[NewJob] = (),
+             points: dict[str, list[Point]] | None = None) -> Estimate:
+    """The predicted jobs of [at, at + horizon), from the runs submitted before ``at``: the recurring jobs'
+    slots, the size classes' uncovered arrival rates (unless ``options.adhoc`` is off) and the new jobs
+    declared. ``points``: a backtest of the same runs to reuse (only its points before ``at`` are used)."""
     past = sorted((r for r in runs if r.submit_time < options.at), key=lambda r: r.submit_time)
     by_key = instances(past)
     runs_by_key: dict[str, list[JobRun]] = {}
     for r in past:
         runs_by_key.setdefault(r.recurring_key, []).append(r)
     defaults: Counter[str] = Counter()
-    pairs = [pair for key in sorted(by_key) for pair in _jobs_of(key, by_key[key], runs_by_key[key], options, defaults)]
+    pairs = [pair for key in sorted(by_key)
+             for pair in _jobs_of(key, by_key[key], runs_by_key[key], options, defaults,
+                                  None if points is None else [p for p in points.get(key, []) if p.time < options.at])]
+    if options.adhoc:
+        pairs += _adhoc(sorted((i for v in by_key.values() for i in v), key=lambda i: i.time), pairs, options, defaults)
     pairs += _declared(new_jobs, past, options, defaults)
     if not pairs:
         raise EstimateError(

@@ -1,14 +1,25 @@
-"""Predictors of the next instances of a recurring job (thesis §2.2).
+"""Predictors of the next instances of a recurring job (thesis §2.2), and the naive and robust ones
+that a real trace needs beside them.
 
 The paper predicts a job submitted at a time of day (e.g. 2 PM) by averaging the same job at the same
-time of day over several previous days, weekdays and weekends apart. Every predictor here shares that
-matching — the same job, nearest to the same time of day within ``window_s``, on each of the previous
-``lookback_days`` days of the same day type — and differs only in how it aggregates the matches:
+time of day over several previous days, weekdays and weekends apart. The "seasonal" predictors share
+that matching — the same job, nearest to the same time of day within ``window_s``, on each of the
+previous ``lookback_days`` days of the same day type — and differ in how they aggregate the matches:
 
 * ``paper``:  the mean of the matches (thesis §2.2);
 * ``median``: their median, robust to one odd day;
-* ``ses``:    seasonal simple exponential smoothing over the matches, oldest to newest, which follows
-  a trend (a job whose input grows week over week) that the mean lags behind.
+* ``ses``:    simple exponential smoothing over the matches, oldest to newest (follows a trend);
+* ``seasonal_last``: the newest match (yesterday's run at this time);
+* ``trend``:  a Huber-weighted linear trend of the matches over their days, extrapolated to the
+  target's day (a growing input, robust to an odd day; needs 3 matches).
+
+Two more ignore the time of day and use the job's latest instances before the cutoff:
+
+* ``last``: the last instance's value, the naive predictor a real trace must be compared with;
+* ``median_last``: the median of the last ``lookback_days`` instances.
+
+A seasonal predictor with fewer than ``min_history`` matches (or ``trend`` with fewer than 3)
+predicts as ``last`` does, so every instance with an earlier one is predicted by all of them.
 
 A "day" is ``period_s`` long (86,400 s; the SWIM benchmark uses one-hour pseudo-days) and starts at
 UTC midnight; weekday/weekend is the UTC calendar day's.
@@ -18,18 +29,17 @@ from __future__ import annotations
 
 import bisect
 import math
+import statistics
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-import numpy as np
 
 from corral_yarn.errors import InputError
 from estimator.records import SUCCEEDED, JobRun
 
 QUANTITIES = ("input_bytes", "shuffle_bytes", "output_bytes")
-Aggregate = Callable[[np.ndarray], float]
 
 
 @dataclass(frozen=True)
@@ -123,16 +133,31 @@ class History:
         return found[::-1]
 
 
-def mean(x: np.ndarray) -> float:
+@dataclass(frozen=True)
+class Context:
+    """What the prediction of one instance on ``day`` may use: the matches (same time of day on previous
+    same-type days, oldest first) and the job's instances before the cutoff (oldest first)."""
+
+    matched: Sequence[Instance]
+    recent: Sequence[Instance]
+    day: int
+    season: Season
+
+
+def _values(items: Sequence[Instance], quantity: str) -> list[float]:
+    return [getattr(i, quantity) for i in items]
+
+
+def mean(x: Sequence[float]) -> float:
     # thesis §2.2: the average over the same time of day on previous days of the same day type
-    return float(np.mean(x))
+    return sum(x) / len(x)
 
 
-def median(x: np.ndarray) -> float:
-    return float(np.median(x))
+def median(x: Sequence[float]) -> float:
+    return statistics.median(x)  # plain Python: these are a handful of values, numpy's overhead dominates
 
 
-def ses(x: np.ndarray, alpha: float = 0.5) -> float:
+def ses(x: Sequence[float], alpha: float = 0.5) -> float:
     """Simple exponential smoothing, level := alpha x + (1 - alpha) level, oldest to newest."""
     level = float(x[0])
     for v in x[1:]:
@@ -140,17 +165,70 @@ def ses(x: np.ndarray, alpha: float = 0.5) -> float:
     return level
 
 
-PREDICTORS: dict[str, Aggregate] = {"paper": mean, "median": median, "ses": ses}
+def huber_line(x: Sequence[float], y: Sequence[float], at: float, k: float = 1.345, iterations: int = 10) -> float:
+    """The value at ``at`` of a line fitted to (x, y) by iteratively reweighted least squares with Huber
+    weights (residuals beyond k robust sigmas, sigma = 1.4826 MAD, weigh k sigma / |r|). Plain Python:
+    a job has a handful of matches."""
+    w = [1.0] * len(y)
+    slope, intercept = 0.0, median(y)
+    for _ in range(iterations):
+        sw = sum(w)
+        xm, ym = sum(wi * xi for wi, xi in zip(w, x, strict=True)) / sw, sum(wi * yi for wi, yi in zip(w, y, strict=True)) / sw
+        sxx = sum(wi * (xi - xm) ** 2 for wi, xi in zip(w, x, strict=True))
+        slope = sum(wi * (xi - xm) * (yi - ym) for wi, xi, yi in zip(w, x, y, strict=True)) / sxx if sxx > 0 else 0.0
+        intercept = ym - slope * xm
+        r = [yi - intercept - slope * xi for xi, yi in zip(x, y, strict=True)]
+        mid = median(r)
+        sigma = 1.4826 * median([abs(ri - mid) for ri in r])
+        if sigma <= 0:
+            break
+        w = [k * sigma / max(abs(ri), k * sigma) for ri in r]  # min(1, k sigma / |r|)
+    return intercept + slope * at
 
 
-def predict(matched: Sequence[Instance], predictor: str, quantity: str) -> float:
-    """One quantity of the next instance from the matched instances (oldest first)."""
-    return PREDICTORS[predictor](np.array([getattr(i, quantity) for i in matched], dtype=np.float64))
+def _seasonal(aggregate: Callable[[Sequence[float]], float]) -> Callable[[Context, str], float | None]:
+    def predict_seasonal(ctx: Context, quantity: str) -> float | None:
+        return aggregate(_values(ctx.matched, quantity)) if len(ctx.matched) >= ctx.season.min_history else None
+    return predict_seasonal
 
 
-def predict_offset(matched: Sequence[Instance], predictor: str, season: Season) -> float:
-    """The time of day of the next instance, aggregated like the sizes."""
-    return PREDICTORS[predictor](np.array([season.offset(i.time) for i in matched], dtype=np.float64))
+def _trend(ctx: Context, quantity: str) -> float | None:
+    if len(ctx.matched) < max(3, ctx.season.min_history):
+        return None
+    days = [float(ctx.season.day(i.time)) for i in ctx.matched]
+    return max(0.0, huber_line(days, _values(ctx.matched, quantity), float(ctx.day)))
+
+
+def _last(ctx: Context, quantity: str) -> float | None:
+    return float(getattr(ctx.recent[-1], quantity)) if ctx.recent else None
+
+
+def _median_last(ctx: Context, quantity: str) -> float | None:
+    return median(_values(ctx.recent[-ctx.season.lookback_days:], quantity)) if ctx.recent else None
+
+
+Predictor = Callable[[Context, str], "float | None"]
+LAST = "last"
+PREDICTORS: dict[str, Predictor] = {
+    "paper": _seasonal(mean), "median": _seasonal(median), "ses": _seasonal(ses), "seasonal_last": _seasonal(lambda x: x[-1]),
+    "trend": _trend, LAST: _last, "median_last": _median_last,
+}
+
+
+def predict(ctx: Context, predictor: str, quantity: str) -> float:
+    """One quantity of the next instance (as ``last`` does when ``predictor`` lacks the matches it needs)."""
+    value = PREDICTORS[predictor](ctx, quantity)
+    return value if value is not None else float(_last(ctx, quantity) or 0.0)
+
+
+def predict_offset(ctx: Context, predictor: str) -> float:
+    """The time of day of the next instance: the matches' median (their newest for ``seasonal_last``),
+    or the last instance's when there are fewer than ``min_history`` matches."""
+    season = ctx.season
+    if len(ctx.matched) < season.min_history:
+        return season.offset(ctx.recent[-1].time) if ctx.recent else 0.0
+    offsets = [season.offset(i.time) for i in ctx.matched]
+    return offsets[-1] if predictor == "seasonal_last" else median(offsets)
 
 
 def slots(history: History, day: int, before: datetime) -> list[list[Instance]]:

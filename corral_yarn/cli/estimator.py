@@ -18,9 +18,10 @@ from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.errors import InputError
 from corral_yarn.io import load, save, write_atomic
 from corral_yarn.report.html import publish
-from estimator.backtest import AUTO, backtest, summarize
+from estimator.backtest import AUTO, backtest, summarize, unscored
 from estimator.estimate import EstimateOptions, estimate
 from estimator.fit import disk_bandwidth
+from estimator.horizons import horizon_backtest, summarize_horizons
 from estimator.identity import RecurringKey
 from estimator.newjobs import NewJobs
 from estimator.predictors import PREDICTORS, Season, instances
@@ -142,6 +143,7 @@ def _estimate(args: argparse.Namespace) -> int:
         season=_season(args),
         default_map_rate_bytes_per_s=args.default_map_rate,
         default_reduce_rate_bytes_per_s=args.default_reduce_rate,
+        adhoc=not args.no_adhoc,
     )
     runs = _history(args.store).runs()
     new_jobs = load(NewJobs, args.new_jobs).jobs if args.new_jobs else []
@@ -159,14 +161,22 @@ def _estimate(args: argparse.Namespace) -> int:
 
 def _backtest(args: argparse.Namespace) -> int:
     season = _season(args)
-    points = backtest(instances(_history(args.store).runs()), season)
+    runs = _history(args.store).runs()
+    by_key = instances(runs)
+    points = backtest(by_key, season)
     if not points:
-        raise InputError(f"no instance in {args.store} has {season.min_history} matching runs on previous days; nothing to backtest")
+        raise InputError(f"no recurring job in {args.store} has runs on two days; nothing to backtest")
     summary = summarize(points)
-    index = publish(args.out, render(points, summary, f"store {args.store}; {len({p.key for p in points})} recurring jobs"))
+    periods = horizon_backtest(runs, season, args.horizon or args.period, points, last=args.max_periods)
+    period_summary = summarize_horizons(periods)
+    lost = unscored(by_key, season)
+    index = publish(args.out, render(points, summary, f"store {args.store}; {len({p.key for p in points})} recurring jobs", lost, periods, period_summary))
     for name, row in summary.items():
-        print(f"{name:7s} points {int(row['points']):6d}  input error mean {100 * row['input_bytes_mape']:.1f} %  median {100 * row['input_bytes_median_ape']:.1f} %")
-    print(f"report: {index}")
+        print(f"{name:13s} points {int(row['points']):6d}  input error median {100 * row['input_bytes_median_ape']:.1f} %  "
+              f"byte-weighted {100 * row['input_bytes_weighted_ape']:.1f} %  interval coverage {100 * row['interval_coverage']:.0f} %")
+    for name, row in period_summary.items():
+        print(f"per period {name:13s} median error: estimate {100 * row['estimated_median_ape']:.1f} %  naive rate {100 * row['naive_median_ape']:.1f} %")
+    print(f"not scored: {sum(lost.values())} instances (the first day of their job); report: {index}")
     return 0
 
 
@@ -218,6 +228,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--slack", type=float, default=0.0, metavar="F", help="scale predicted sizes by 1+F against prediction errors (default 0)")
     p.add_argument("--new-jobs", type=Path, metavar="FILE", help="jobs without history to add, sized from their profiling runs (JSON, docs/estimator.md)")
     p.add_argument("--predictor", choices=[AUTO, *PREDICTORS], default=AUTO, help="auto: per job, the best in a rolling backtest (default)")
+    p.add_argument("--no-adhoc", action="store_true", help="predict recurring slots only, not the size classes' uncovered arrival rates")
     p.add_argument("--details", metavar="FILE", help="also write per-job predictor, matched runs, intervals and MRCute fit (JSON)")
     p.add_argument("--disk-bandwidth-out", metavar="FILE", help="also write B_D per machine fitted from task samples (JSON)")
     p.add_argument("--default-map-rate", type=float, default=50e6, metavar="B/S", help="B_map^P for jobs without task samples (default 5e7)")
@@ -228,5 +239,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("backtest", help="rolling backtest of the predictors on the store: HTML/PNG report")
     p.add_argument("--store", required=True, metavar="DIR", help="history store directory")
     p.add_argument("--out", required=True, type=Path, metavar="DIR", help="report directory to write")
+    p.add_argument("--horizon", type=_option(parse_duration), metavar="H", help="length of the periods whose totals are compared (default: --period)")
+    p.add_argument("--max-periods", type=positive_int, default=30, metavar="N", help="compare the totals of the last N periods only (default 30)")
     _add_season_options(p)
     p.set_defaults(func=_backtest)

@@ -76,8 +76,10 @@ def test_backtest_writes_the_report(store, tmp_path, capsys):
     assert main(["backtest", "--store", str(store), "--out", str(tmp_path / "bt")]) == 0
     names = {p.name for p in (tmp_path / "bt").iterdir()}
     assert {"index.html", "overall_error.png", "error_over_time.png", "points.csv"} <= names
-    assert "6.5 %" in (tmp_path / "bt" / "index.html").read_text()
-    assert "paper" in capsys.readouterr().out
+    html = (tmp_path / "bt" / "index.html").read_text()
+    assert "6.5 %" in html and "Per-period totals" in html and "naive rate" in html and "Instances not scored" in html
+    out = capsys.readouterr().out
+    assert "paper" in out and "last" in out and "interval coverage" in out and "per period jobs" in out
 
 
 @pytest.mark.parametrize(
