@@ -42,7 +42,7 @@ class EstimateOptions:
     season: Season = field(default_factory=Season)
     default_map_rate_bytes_per_s: float = 50e6
     default_reduce_rate_bytes_per_s: float = 50e6
-    adhoc: bool = True
+    adhoc: bool = False  # ad hoc jobs (adhoc.py): on in 'corral estimate', off for a pipeline that runs only its catalog's jobs
 
     def __post_init__(self) -> None:
         if self.predictor not in (AUTO, *PREDICTORS):

@@ -35,7 +35,7 @@ class Horizon:
 
 def _estimated(runs: Sequence[JobRun], start: datetime, horizon: timedelta, season: Season, points: dict[str, list[Point]], predictor: str) -> dict[str, float]:
     try:
-        result = estimate(runs, EstimateOptions(at=start, horizon=horizon, predictor=predictor, season=season), points=points)
+        result = estimate(runs, EstimateOptions(at=start, horizon=horizon, predictor=predictor, season=season, adhoc=True), points=points)
     except EstimateError:  # nothing predicted at all
         return dict.fromkeys(AGGREGATES, 0.0)
     return {"jobs": float(len(result.details)), **{q: float(sum(d["predicted"][q] for d in result.details)) for q in QUANTITIES}}

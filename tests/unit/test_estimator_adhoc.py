@@ -64,7 +64,7 @@ def test_estimate_adds_the_one_off_jobs_as_class_rates_so_the_period_total_is_ri
     actual = [r for r in runs if at <= r.submit_time < at + day]
     recurring = estimate(runs, EstimateOptions(at=at, horizon=day, adhoc=False))
     assert len(recurring.workload.jobs) == 2  # the one-off jobs never recur: no slot predicts them
-    full = estimate(runs, EstimateOptions(at=at, horizon=day))
+    full = estimate(runs, EstimateOptions(at=at, horizon=day, adhoc=True))
     assert len(full.workload.jobs) == len(actual) == 42
     adhoc = [d for d in full.details if d["predictor"] == "class_rate"]
     assert len(adhoc) == 40 and all(0 <= j.arrival_s < 86400 for j in full.workload.jobs)
