@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from corral_yarn.errors import PlanningError
 from corral_yarn.planner.provisioning import SAFETY, lower_bounds, provisioning
 from corral_yarn.planner.reference import prioritize
-from corral_yarn.planner.schedule import Key, Order, Scenario, Schedule, effective_arrival, sort_key
+from corral_yarn.planner.schedule import Key, Order, Scenario, Schedule, effective_arrival, key_parts, sort_key
 
 FULL_WIDTH_JOBS = 64  # at most this many later full-width jobs in an online give-up test
 
@@ -49,6 +49,45 @@ class Prefix:
 
 # a saved prefix state: the Prefix and the free-time groups as (-F ascending, racks)
 Checkpoint = tuple[Prefix, list[float], list[int]]
+
+
+@dataclass(frozen=True)
+class Steps:
+    """A run of provisioning steps as arrays: the widened job, its sort key before and after (A, x, y, j)."""
+
+    job: NDArray[np.int64]
+    count: NDArray[np.int64]  # r_j after the step
+    duration: NDArray[np.float64]  # L_j(r_j) after the step
+    arrival: NDArray[np.float64]
+    old: tuple[NDArray[np.float64], NDArray[np.float64]]
+    new: tuple[NDArray[np.float64], NDArray[np.float64]]
+
+    @classmethod
+    def of(cls, order: Order, latency: NDArray[np.float64], arrival: NDArray[np.float64], job: NDArray[np.int64], count: NDArray[np.int64]) -> Steps:
+        duration = latency[job, count - 1]
+        return cls(job, count, duration, arrival[job], key_parts(order, count - 1, latency[job, count - 2]), key_parts(order, count, duration))
+
+    def touches(self, lo: int, hi: int, key: Key) -> NDArray[np.bool_]:
+        """Per step in lo..hi-1: whether its old or new sort key is at most ``key`` (it changes a prefix ending there)."""
+        return _at_most(self.arrival[lo:hi], *(p[lo:hi] for p in self.old), self.job[lo:hi], key) | _at_most(
+            self.arrival[lo:hi], *(p[lo:hi] for p in self.new), self.job[lo:hi], key)
+
+    def lowest(self, lo: int, hi: int) -> Key:
+        """The least old or new sort key of steps lo..hi-1."""
+        parts = [np.concatenate([self.arrival[lo:hi]] * 2), np.concatenate([self.old[0][lo:hi], self.new[0][lo:hi]]),
+                 np.concatenate([self.old[1][lo:hi], self.new[1][lo:hi]]), np.concatenate([self.job[lo:hi]] * 2)]
+        keep = np.arange(parts[0].size)
+        for part in parts:  # lexicographic minimum: narrow to the least value of each part in turn
+            values = part[keep]
+            keep = keep[values == values.min()]
+        i = int(keep[0])
+        return (float(parts[0][i]), float(parts[1][i]), float(parts[2][i]), int(parts[3][i]))
+
+
+def _at_most(a: NDArray[np.float64], x: NDArray[np.float64], y: NDArray[np.float64], j: NDArray[np.int64], key: Key) -> NDArray[np.bool_]:
+    """Elementwise (a, x, y, j) <= key, lexicographically."""
+    a0, x0, y0, j0 = key
+    return (a < a0) | ((a == a0) & ((x < x0) | ((x == x0) & ((y < y0) | ((y == y0) & (j <= j0))))))
 
 
 class IncrementalPrioritization:
@@ -77,22 +116,22 @@ class IncrementalPrioritization:
         self.given_up: Prefix | None = None  # a prefix that proved the candidates sharing it cannot win
         self.doomed_from = math.inf  # ... when their total work is at least this
 
-    def widen(self, jobs: list[int], durations: list[float]) -> None:
-        """r_j += 1 for each job in turn, lasting its duration: forget the prefix states this changes."""
-        if not jobs:
+    def widen(self, steps: Steps, lo: int, hi: int) -> None:
+        """Apply steps lo..hi-1 (r_j += 1 each): forget the prefix states they change."""
+        if hi <= lo:
             return
         key, moved, count = self.key, self.moved, self.count
-        lowest = key[jobs[0]]
-        for j, duration in zip(jobs, durations):
-            old = key[j]
+        jobs = steps.job[lo:hi]
+        last = jobs.size - 1 - np.unique(jobs[::-1], return_index=True)[1]  # each job's last step
+        for j, c, duration in zip(jobs[last].tolist(), steps.count[lo:hi][last].tolist(), steps.duration[lo:hi][last].tolist()):
             if j not in moved:
-                moved[j] = old
-            count[j] += 1
-            self.duration[j] = duration
-            key[j] = sort_key(self.order_by, old[0], count[j], duration, j)
-            lowest = min(lowest, old, key[j])
-            if count[j] == self.n_racks:
+                moved[j] = key[j]
+            full_before = count[j] == self.n_racks
+            count[j], self.duration[j] = c, duration
+            key[j] = sort_key(self.order_by, key[j][0], c, duration, j)
+            if c == self.n_racks and not full_before:
                 insort(self.full_width, key[j])
+        lowest = steps.lowest(lo, hi)
         while self.checkpoints[-1][0].changed_by(lowest):
             self.checkpoints.pop()
         if self.given_up is not None and self.given_up.changed_by(lowest):
@@ -227,6 +266,26 @@ def _consider(run: IncrementalPrioritization, k: int, objective_bound: float, wo
     return (value, k) if value is not None and value < limit else (best, winner)
 
 
+def _next_candidate(run: IncrementalPrioritization, steps: Steps, objective_bound: NDArray[np.float64], work: NDArray[np.float64], start: int,
+                    first: int, best: float, winner: int) -> int:
+    """The first candidate (offset in the chunk) from ``start`` on that ``_consider`` must see: one whose
+    bound lets it win and that ``run``'s last give-up does not rule out, or one whose step undoes that
+    give-up. The candidates before it are skipped in numpy, in windows that double."""
+    size, window = objective_bound.size, 64
+    while start < size:
+        stop = min(start + window, size)
+        k = np.arange(first + start, first + stop)
+        bound = objective_bound[start:stop]
+        may_win = np.where(k < winner, bound <= best, bound < best) & (k != winner)  # ``_limit``: ties go to the earlier
+        if run.given_up is not None:
+            may_win = (may_win & (work[start:stop] < run.doomed_from)) | steps.touches(start, stop, run.given_up.last_key)
+        hit = np.flatnonzero(may_win)
+        if hit.size:
+            return start + int(hit[0])
+        start, window = stop, window * 2
+    return size
+
+
 def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], order: Order = "thesis", checkpoint_every: int | None = None, steps_per_chunk: int = 1 << 16) -> Schedule:
     """Same contract and answer as ``reference.plan``: the first candidate with the best objective.
 
@@ -245,15 +304,15 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
         best, winner = _consider(probe, k, float(bounds.objective[k]), float(bounds.work[k]), best, winner)
     run = IncrementalPrioritization(scenario, latency, arrival, prov.counts(0, n_jobs), every, order)
     best, winner = _consider(run, 0, float(bounds.objective[0]), float(bounds.work[0]), best, winner)
-    for first in range(1, prov.candidates, steps_per_chunk):  # chunks bound the memory of Python lists
-        last = min(first + steps_per_chunk, prov.candidates)  # candidates first .. last-1
-        jobs, counts = prov.widened[first - 1 : last - 1], prov.new_count[first - 1 : last - 1]
-        job_list, durations = jobs.tolist(), latency[jobs, counts - 1].tolist()
-        objective_bound, work = bounds.objective[first:last].tolist(), bounds.work[first:last].tolist()
-        applied = first - 1  # the last candidate whose widening ``run`` has seen
-        for k in (first + np.flatnonzero(bounds.objective[first:last] <= best)).tolist():  # the others cannot win
-            run.widen(job_list[applied - first + 1 : k - first + 1], durations[applied - first + 1 : k - first + 1])
-            applied = k
-            best, winner = _consider(run, k, objective_bound[k - first], work[k - first], best, winner)
-        run.widen(job_list[applied - first + 1 :], durations[applied - first + 1 :])
+    effective = effective_arrival(scenario, arrival)
+    for first in range(1, prov.candidates, steps_per_chunk):  # chunks bound the memory of the step arrays
+        last = min(first + steps_per_chunk, prov.candidates)  # candidates first .. last-1, made by steps first-1 .. last-2
+        steps = Steps.of(order, latency, effective, prov.widened[first - 1 : last - 1], prov.new_count[first - 1 : last - 1])
+        objective_bound, work = bounds.objective[first:last], bounds.work[first:last]
+        applied = 0  # steps 0 .. applied-1 of the chunk are applied to ``run``
+        while (i := _next_candidate(run, steps, objective_bound, work, applied, first, best, winner)) < last - first:
+            run.widen(steps, applied, i + 1)
+            applied = i + 1
+            best, winner = _consider(run, first + i, float(objective_bound[i]), float(work[i]), best, winner)
+        run.widen(steps, applied, last - first)
     return prioritize(scenario, latency, arrival, prov.counts(winner, n_jobs), order)

@@ -25,15 +25,14 @@ def prioritize(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArra
     duration = latency[np.arange(n_jobs), counts - 1]
     arrival = effective_arrival(scenario, arrival)
     order = prioritization_order(order_by, counts, duration, arrival)
-    free_at = [0.0] * n_racks  # F_i
+    free_at = np.zeros(n_racks)  # F_i
     start = np.zeros(n_jobs)
     rack_sets: list[tuple[int, ...]] = [()] * n_jobs
     for j in order:
-        chosen = sorted(range(n_racks), key=lambda i: (free_at[i], i))[: counts[j]]  # r_j smallest F_i
-        start[j] = max(max(free_at[i] for i in chosen), arrival[j])  # T_j = max{max F_i, A_j}
-        for i in chosen:
-            free_at[i] = start[j] + duration[j]  # F_i := T_j + L_j(r_j)
-        rack_sets[j] = tuple(sorted(chosen))
+        chosen = np.argsort(free_at, kind="stable")[: counts[j]]  # the r_j smallest (F_i, i)
+        start[j] = max(free_at[chosen].max(), arrival[j])  # T_j = max{max F_i, A_j}
+        free_at[chosen] = start[j] + duration[j]  # F_i := T_j + L_j(r_j)
+        rack_sets[j] = tuple(sorted(chosen.tolist()))
     return Schedule(counts.copy(), tuple(rack_sets), start, tuple(order), objective(scenario, start + duration, arrival))
 
 

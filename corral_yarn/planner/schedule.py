@@ -64,3 +64,10 @@ def sort_key(order: Order, arrival: float, count: int, duration: float, job: int
     if order == "thesis":
         return (arrival, -count, -duration, job)
     return (arrival, count * duration, -count, job)
+
+
+def key_parts(order: Order, count: NDArray[np.int64], duration: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The two tie-breakers of ``sort_key`` for arrays of r_j and L_j(r_j), with the same float values."""
+    if order == "thesis":
+        return -count.astype(np.float64), -duration
+    return count * duration, -count.astype(np.float64)
