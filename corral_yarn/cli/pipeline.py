@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,13 @@ from corral_yarn.minicluster.launcher import load_description
 from corral_yarn.pipeline.connections import connection_env
 from corral_yarn.pipeline.demo import DemoPaths, run_demo
 from corral_yarn.pipeline.planning import CLUSTER, PLAN
-from corral_yarn.report.html import fmt_percent
+from corral_yarn.cli.types import positive_float
+from corral_yarn.cluster.connect import Cluster
+from corral_yarn.pipeline.demo_workload import DEMO_JOBS, MIB
+from corral_yarn.report.html import fmt_bytes, fmt_percent, fmt_seconds
+from corral_yarn.testbed import control as testbed
+from corral_yarn.testbed.experiment import SCHEDULERS, TestbedJob, run, write_input
+from corral_yarn.testbed.shaping import Network
 
 DEMO_COMMAND = "demo"
 DEMO_HOME = Path(".corral")
@@ -33,6 +41,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--scenario", choices=["batch", "online"], default="batch", help="planning scenario (default batch)")
     p.add_argument("--cluster-json", type=Path, metavar="FILE",
                    help="use the running cluster this description names instead of starting one (left running)")
+    p.add_argument("--compare", action="store_true",
+                   help="instead: run the demo's day on the shaped testbed (root) under Corral's plan and under stock Yarn-CS, "
+                        "and print both side by side (docs/testbed.md)")
+    p.add_argument("--node-mbit", type=positive_float, default=8.0, help="with --compare: node NIC rate, Mbit/s (default 8)")
+    p.add_argument("--oversubscription", type=positive_float, default=5.0, help="with --compare: core oversubscription O (default 5)")
     p.set_defaults(func=_run_demo)
 
     p = subparsers.add_parser("airflow-connections", help="print the Airflow Connections of a cluster as AIRFLOW_CONN_* exports",
@@ -50,6 +63,8 @@ def _print_connections(args: argparse.Namespace) -> int:
 
 
 def _run_demo(args: argparse.Namespace) -> int:
+    if args.compare:
+        return _compare(args)
     steps = len(DEMO_STEPS) - (0 if args.cluster_json is None else 2)
     with tqdm(total=steps, desc="corral demo", unit="step", disable=None) as bar:
         def step(what: str) -> None:
@@ -59,6 +74,48 @@ def _run_demo(args: argparse.Namespace) -> int:
         result = run_demo(args.home, args.cluster_json, args.scenario, step)
     print(demo_summary(result.summary, result.settings.home, result.paths, max(result.step_ends.values())))
     return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """The demo's four jobs (their true sizes, batch) on the testbed, Corral then Yarn-CS; one table."""
+    jobs = [TestbedJob(j.key, j.program, j.input_bytes, MIB, j.reduces, 0.0) for j in DEMO_JOBS]  # type: ignore[arg-type]
+    net = Network(node_mbit_s=args.node_mbit, oversubscription=args.oversubscription)
+    home = args.home / "testbed"
+    results = []
+    with tqdm(total=2 + len(SCHEDULERS), desc="corral demo --compare", unit="step", disable=None) as bar:
+        state = testbed.up(net, home)
+        bar.update()
+        try:
+            description = json.loads(Path(state["cluster_json"]).read_text())
+            with tempfile.TemporaryDirectory() as tmp:
+                inputs = {j.name: write_input(j, Path(tmp), 0) for j in jobs}
+                for scheduler in SCHEDULERS:
+                    bar.set_postfix_str(scheduler)
+                    results.append(testbed.in_namespace(state["namespace"], lambda: run(  # noqa: B023
+                        Cluster.from_description(description, progress=False), description, net, state["namespace"], jobs,
+                        scheduler, "batch", inputs, f"demo-compare-{scheduler}-{int(time.time())}")))
+                    bar.update()
+        finally:
+            testbed.down(home)
+            bar.update()
+    print(compare_summary(results, net))
+    return 0
+
+
+def compare_summary(results: list[dict[str, Any]], net: Network) -> str:
+    """Makespan, median JCT and cross-rack bytes per scheduler, side by side, and Corral's ratios."""
+    by = {r["scheduler"]: r for r in results}
+    lines = [f"The demo's day on the testbed: {net.racks} racks x {net.nodes_per_rack} nodes, node {net.node_mbit_s:g} Mbit/s, "
+             f"O={net.oversubscription:g} (uplink {net.uplink_mbit_s:g} Mbit/s); batch, all jobs at t=0.", "",
+             f"{'':22s} {'makespan':>10s} {'median JCT':>11s} {'cross-rack':>12s}"]
+    for scheduler, r in by.items():
+        lines.append(f"{scheduler:22s} {fmt_seconds(r['makespan_s']):>10s} {fmt_seconds(r['median_jct_s']):>11s} "
+                     f"{fmt_bytes(r['cross_rack_bytes']):>12s}")
+    if {"corral", "yarn-cs"} <= by.keys():
+        c, y = by["corral"], by["yarn-cs"]
+        lines.append(f"{'corral / yarn-cs':22s} {c['makespan_s'] / y['makespan_s']:>10.2f} {c['median_jct_s'] / y['median_jct_s']:>11.2f} "
+                     f"{c['cross_rack_bytes'] / max(y['cross_rack_bytes'], 1):>12.2f}")
+    return "\n".join(lines)
 
 
 def demo_summary(summary: dict[str, Any], home: Path, paths: DemoPaths, seconds: float) -> str:

@@ -69,6 +69,9 @@ def up(net: Network, home: Path = DEFAULT_HOME, namespace: str = NAMESPACE, time
     """Namespace, shaping, shim and cluster; measures the shaping with real streams; writes the state."""
     preflight()
     home = home.resolve()
+    if namespace_exists(namespace) and run(["ip", "netns", "pids", namespace], check=False).stdout.split():
+        raise TestbedError(f"a testbed is already up in namespace {namespace} (processes run in it); "
+                           "'corral testbed down' first (with its --home)")
     if namespace_exists(namespace) or (home / STATE).exists():
         LOG.warning("cleaning a stale testbed (namespace %s) first", namespace)
         down(home, namespace)

@@ -1,0 +1,222 @@
+"""Corral against Yarn-CS on real Hadoop, on the shaped testbed (issue 12; docs/testbed.md).
+
+Brings the testbed up (root: a private network namespace shaped by tc), runs the same W1/W3-shaped
+MapReduce workload (same jobs, bytes, arrivals and seeds) under Yarn-CS and under Corral's plan, batch
+and online, at the oversubscription O and again at O=1 (the control: a non-blocking core), runs the
+same workload through the simulator, writes an HTML report with its charts, brings the testbed down,
+and prints one JSON line. Ratios are Corral / Yarn-CS, medians over seeds.
+
+    .venv/bin/python benchmarks/bench_testbed.py --quick     # 1 seed, a smaller workload: ~25 min
+    .venv/bin/python benchmarks/bench_testbed.py             # 3 seeds
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from corral_yarn.cluster.connect import Cluster
+from corral_yarn.contracts import Workload
+from corral_yarn.report import charts, html
+from corral_yarn.sim.experiments import run_all
+from corral_yarn.sim.run import RunSpec
+from corral_yarn.testbed import control, experiment
+from corral_yarn.testbed.shaping import Network
+
+SCENARIOS = ("batch", "online")
+NAMESPACE = "corral-bench"  # not the default testbed's, so a user's testbed is left alone
+LOG = logging.getLogger("bench_testbed")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1 seed and a smaller workload (~25 min)")
+    parser.add_argument("--seeds", type=int, default=None, help="seeds (default 3, or 1 with --quick)")
+    parser.add_argument("--node-mbit", type=float, default=8.0, help="NIC rate of a node, Mbit/s (default 8; see docs/testbed.md)")
+    parser.add_argument("--oversubscription", type=float, default=5.0, help="O of the main runs (default 5)")
+    parser.add_argument("--no-control", action="store_true", help="skip the O=1 control runs")
+    parser.add_argument("--output-replication", type=int, default=1, choices=(1, 2, 3), help="replication of job outputs (default 1)")
+    parser.add_argument("--home", type=Path, default=Path(".corral/bench-testbed"), help="testbed state (default .corral/bench-testbed)")
+    parser.add_argument("--report", type=Path, default=Path("out/bench_testbed"), help="HTML report directory (default out/bench_testbed)")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    for noisy in ("hdfs", "corral_yarn.cluster", "urllib3"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    seeds = list(range(args.seeds if args.seeds is not None else (1 if args.quick else 3)))
+    started = time.perf_counter()
+    main_net = Network(node_mbit_s=args.node_mbit, oversubscription=args.oversubscription)
+    state = control.up(main_net, args.home, NAMESPACE)
+    try:
+        description = json.loads(Path(state["cluster_json"]).read_text())
+        runs = {"main": _all_runs(main_net, state, description, seeds, args)}
+        if not args.no_control:
+            control_net = Network(node_mbit_s=args.node_mbit, oversubscription=1.0)
+            runs["control_o1"] = _all_runs(control_net, state, description, seeds, args)
+    finally:
+        control.down(args.home, NAMESPACE)
+    calibration = _calibration(description, main_net, seeds, args.quick, runs["main"])
+    result = _summary(runs, state["shaping"], calibration, seeds, args, time.perf_counter() - started)
+    result["report"] = str(_report(runs, main_net, args.report, result))
+    print(json.dumps(result))
+
+
+def _all_runs(net: Network, state: dict[str, Any], description: dict[str, Any], seeds: list[int], args: argparse.Namespace) -> list[dict[str, Any]]:
+    namespace = state["namespace"]
+    control.reshape(net, namespace)
+    results = []
+    for seed in seeds:
+        for scenario in SCENARIOS:
+            jobs = experiment.workload(seed, scenario, quick=args.quick)
+            with tempfile.TemporaryDirectory() as tmp:
+                inputs = {j.name: experiment.write_input(j, Path(tmp), seed) for j in jobs}
+                order = experiment.SCHEDULERS if seed % 2 == 0 else tuple(reversed(experiment.SCHEDULERS))
+                for scheduler in order:
+                    tag = f"bench-o{net.oversubscription:g}-s{seed}-{scenario}-{scheduler}-{int(time.time())}"
+                    LOG.info("O=%g seed %d %s %s ...", net.oversubscription, seed, scenario, scheduler)
+                    figures = control.in_namespace(namespace, lambda: experiment.run(  # noqa: B023
+                        Cluster.from_description(description, progress=False), description, net, namespace, jobs,
+                        scheduler, scenario, inputs, tag, args.output_replication))
+                    figures.update(seed=seed, oversubscription=net.oversubscription)
+                    LOG.info("  makespan %.1f s, median JCT %.1f s, cross-rack %.1f MB", figures["makespan_s"],
+                             figures["median_jct_s"], figures["cross_rack_bytes"] / 1e6)
+                    results.append(figures)
+    return results
+
+
+def _pick(runs: list[dict[str, Any]], scheduler: str, scenario: str, key: str) -> list[float]:
+    return [r[key] for r in runs if r["scheduler"] == scheduler and r["scenario"] == scenario]
+
+
+def _ratio(runs: list[dict[str, Any]], scenario: str, key: str) -> float:
+    """Median over seeds of Corral / Yarn-CS (seed by seed)."""
+    corral, yarn = _pick(runs, "corral", scenario, key), _pick(runs, "yarn-cs", scenario, key)
+    return round(statistics.median(c / y for c, y in zip(corral, yarn)), 3)
+
+
+def _ratios(runs: list[dict[str, Any]]) -> dict[str, float]:
+    cross = [c / y for scenario in SCENARIOS for c, y in zip(_pick(runs, "corral", scenario, "cross_rack_bytes"),
+                                                               _pick(runs, "yarn-cs", scenario, "cross_rack_bytes"))]
+    return {"batch_makespan": _ratio(runs, "batch", "makespan_s"), "online_median_jct": _ratio(runs, "online", "median_jct_s"),
+            "online_mean_jct": _ratio(runs, "online", "mean_jct_s"), "batch_median_jct": _ratio(runs, "batch", "median_jct_s"),
+            "cross_rack_bytes": round(statistics.median(cross), 3)}
+
+
+def _absolute(runs: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
+    keys = ("makespan_s", "median_jct_s", "mean_jct_s", "cross_rack_bytes", "peak_link_mbit_s")
+    return {s: {scenario: {k: round(statistics.median(_pick(runs, s, scenario, k)), 2) for k in keys} for scenario in SCENARIOS}
+            for s in experiment.SCHEDULERS}
+
+
+def _calibration(description: dict[str, Any], net: Network, seeds: list[int], quick: bool, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The recurring jobs through the flow-level simulator on the same racks and rates: sim / testbed median JCT."""
+    spec = experiment.cluster_spec(description, net)
+    ratios: dict[str, list[float]] = {s: [] for s in experiment.SCHEDULERS}
+    for seed in seeds:
+        for scenario in SCENARIOS:
+            recurring = [j for j in experiment.workload(seed, scenario, quick=quick) if j.recurring]
+            workload = Workload(jobs=[experiment.job_spec(j) for j in recurring])
+            specs = [RunSpec(s, network="tcp", scenario=scenario, seed=seed, output_replication=1) for s in experiment.SCHEDULERS]
+            for sim in run_all(spec, workload, specs):
+                tested = next(r for r in runs if r["seed"] == seed and r["scenario"] == scenario and r["scheduler"] == sim.scheduler)
+                actual = statistics.median(j["jct_s"] for j in tested["jobs"] if j["recurring"])
+                ratios[sim.scheduler].append(sim.summary.median_completion_s / actual)
+    return {"sim_over_testbed_median_jct": {s: round(statistics.median(v), 3) for s, v in ratios.items()},
+            "note": "recurring jobs only; the simulator has no task start-up cost (MRCute+ adds one)"}
+
+
+def _summary(runs: dict[str, list[dict[str, Any]]], shaping: dict[str, float], calibration: dict[str, Any], seeds: list[int],
+             args: argparse.Namespace, wall_s: float) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "benchmark": "testbed", "quick": args.quick, "seeds": seeds, "oversubscription": args.oversubscription,
+        "node_mbit_s": args.node_mbit, "output_replication": args.output_replication,
+        "ratios": {"corral_vs_yarn_cs": _ratios(runs["main"])},
+        "shaping": {"configured_uplink_mbit_s": shaping["configured_uplink_mbit_s"],
+                    "measured_cross_rack_mbit_s": shaping["measured_cross_rack_mbit_s"],
+                    "measured_in_rack_mbit_s": shaping.get("measured_in_rack_mbit_s")},
+        "absolute": {"main": _absolute(runs["main"])},
+        "calibration": calibration,
+        "paper": {"batch_makespan": "0.67-0.90", "online_median_jct": "0.44-0.70", "cross_rack_bytes": "0.10-0.80"},
+    }
+    if "control_o1" in runs:
+        result["control_o1"] = {"corral_vs_yarn_cs": _ratios(runs["control_o1"])}
+        result["absolute"]["control_o1"] = _absolute(runs["control_o1"])
+    result["wall_s"] = round(wall_s, 1)
+    result["load_average_1min_at_end"] = round(os.getloadavg()[0], 2)
+    return result
+
+
+def _report(runs: dict[str, list[dict[str, Any]]], net: Network, out: Path, result: dict[str, Any]) -> Path:
+    main_runs = runs["main"]
+    files: dict[str, bytes] = {}
+    sections = [html.section("Figures", html.paragraph(html.escape(json.dumps(result["ratios"]))),
+                             html.key_values([("shaping", json.dumps(result["shaping"])), ("seeds", result["seeds"])]))]
+    for scenario in SCENARIOS:
+        png = _cdf_png({s: sorted(j["jct_s"] for r in main_runs if r["scheduler"] == s and r["scenario"] == scenario for j in r["jobs"])
+                        for s in experiment.SCHEDULERS}, f"Job completion time CDF, {scenario}, O={net.oversubscription:g}")
+        files[f"jct_cdf_{scenario}.png"] = png
+        sections.append(html.section(f"JCT CDF ({scenario})", html.figure(png, f"jct_cdf_{scenario}.png", "per scheduler, all seeds")))
+    labels = [f"{r['scheduler']} {r['scenario']} s{r['seed']}" for r in main_runs]
+    png = charts.lane_bars_png(labels, [r["cross_rack_bytes"] for r in main_runs], "Cross-rack bytes per run", "bytes", html.fmt_bytes)
+    files["cross_rack_bytes.png"] = png
+    sections.append(html.section("Cross-rack bytes", html.figure(png, "cross_rack_bytes.png", "from the tc class counters")))
+    for r in main_runs:
+        if r["seed"] == main_runs[0]["seed"]:
+            name = f"uplinks_{r['scheduler']}_{r['scenario']}.png"
+            files[name] = _utilisation_png(r["uplink_utilisation"], f"Uplink utilisation: {r['scheduler']}, {r['scenario']}")
+            sections.append(html.section(name.removesuffix(".png"), html.figure(files[name], name, "share of the configured uplink rate")))
+    rows = [(r["scenario"], r["seed"], j["name"], html.fmt_seconds(j["planned_finish_s"]), html.fmt_seconds(j["finish_s"]))
+            for r in main_runs if r["scheduler"] == "corral" for j in r["jobs"] if j["planned_finish_s"] is not None]
+    sections.append(html.section("Corral: planned vs actual finish", html.table(["scenario", "seed", "job", "planned", "actual"], rows)))
+    files["index.html"] = html.page("corral-yarn testbed benchmark", "Corral vs Yarn-CS on the shaped testbed", sections).encode()
+    return html.publish(out, files)
+
+
+def _cdf_png(samples: dict[str, list[float]], title: str) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    for label, values in samples.items():
+        if values:
+            ax.step(values, [(i + 1) / len(values) for i in range(len(values))], where="post", label=label)
+    ax.set(title=title, xlabel="job completion time (s)", ylabel="fraction of jobs")
+    ax.legend()
+    return _png(fig)
+
+
+def _utilisation_png(series: list[dict[str, Any]], title: str) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    times = [s["t"] for s in series]
+    for rack in range(len(series[0]["uplink"]) if series else 0):
+        ax.plot(times, [s["uplink"][rack] for s in series], label=f"rack {rack} up")
+        ax.plot(times, [s["downlink"][rack] for s in series], linestyle="--", label=f"rack {rack} down")
+    ax.set(title=title, xlabel="time (s)", ylabel="utilisation", ylim=(0, 1.3))
+    ax.legend(fontsize="small", ncol=3)
+    return _png(fig)
+
+
+def _png(fig: Any) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+if __name__ == "__main__":
+    main()
