@@ -57,6 +57,7 @@ def main() -> None:
     try:
         description = json.loads(Path(state["cluster_json"]).read_text())
         runs = {"main": _all_runs(main_net, state, description, seeds, args)}
+        model_fit = _model_fit(description, main_net, args)
         if not args.no_control:
             control_net = Network(node_mbit_s=args.node_mbit, oversubscription=1.0)
             runs["control_o1"] = _all_runs(control_net, state, description, seeds, args)
@@ -64,6 +65,7 @@ def main() -> None:
         control.down(args.home, NAMESPACE)
     calibration = _calibration(description, main_net, seeds, args.quick, runs["main"])
     result = _summary(runs, state["shaping"], calibration, seeds, args, time.perf_counter() - started)
+    result["model_fit"] = model_fit
     result["report"] = str(_report(runs, main_net, args.report, result))
     print(json.dumps(result))
 
@@ -89,6 +91,21 @@ def _all_runs(net: Network, state: dict[str, Any], description: dict[str, Any], 
                              figures["median_jct_s"], figures["cross_rack_bytes"] / 1e6)
                     results.append(figures)
     return results
+
+
+def _model_fit(description: dict[str, Any], net: Network, args: argparse.Namespace) -> dict[str, Any]:
+    """MRCute+ fitted on the main runs' JobHistory records (in-sample), against the thesis model."""
+    store, spec_path = args.home / "history", args.home / "testbed-cluster.json"
+    spec_path.write_text(experiment.cluster_spec(description, net).model_dump_json(indent=2))
+    cli = [sys.executable, "-m", "corral_yarn.cli"]
+    control.run([*cli, "history", "ingest", "--jobhistory", description["jobhistory"], "--store", str(store)], NAMESPACE)
+    fitted = control.run([*cli, "model", "fit", "--store", str(store), "--cluster", str(spec_path), "--out",
+                          str(args.home / "testbed-cluster-fitted.json"), "--replication", str(args.output_replication), "--json"],
+                         NAMESPACE, check=False)
+    if fitted.returncode != 0:
+        return {"error": fitted.stderr.strip()}
+    doc = json.loads(fitted.stdout)
+    return {"runs": doc.get("runs"), "mean_abs_error": doc.get("mean_abs_error"), "model": doc.get("model"), "in_sample": True}
 
 
 def _pick(runs: list[dict[str, Any]], scheduler: str, scenario: str, key: str) -> list[float]:
