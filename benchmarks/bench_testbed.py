@@ -176,8 +176,9 @@ def _report(runs: dict[str, list[dict[str, Any]]], net: Network, out: Path, resu
     sections = [html.section("Figures", html.paragraph(html.escape(json.dumps(result["ratios"]))),
                              html.key_values([("shaping", json.dumps(result["shaping"])), ("seeds", result["seeds"])]))]
     for scenario in SCENARIOS:
-        png = _cdf_png({s: sorted(j["jct_s"] for r in main_runs if r["scheduler"] == s and r["scenario"] == scenario for j in r["jobs"])
-                        for s in experiment.SCHEDULERS}, f"Job completion time CDF, {scenario}, O={net.oversubscription:g}")
+        png = charts.cdf_png({s: [j["jct_s"] for r in main_runs if r["scheduler"] == s and r["scenario"] == scenario for j in r["jobs"]]
+                              for s in experiment.SCHEDULERS}, f"Job completion time CDF, {scenario}, O={net.oversubscription:g}",
+                             "job completion time (s)")
         files[f"jct_cdf_{scenario}.png"] = png
         sections.append(html.section(f"JCT CDF ({scenario})", html.figure(png, f"jct_cdf_{scenario}.png", "per scheduler, all seeds")))
     labels = [f"{r['scheduler']} {r['scenario']} s{r['seed']}" for r in main_runs]
@@ -196,43 +197,11 @@ def _report(runs: dict[str, list[dict[str, Any]]], net: Network, out: Path, resu
     return html.publish(out, files)
 
 
-def _cdf_png(samples: dict[str, list[float]], title: str) -> bytes:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7, 4))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    for label, values in samples.items():
-        if values:
-            ax.step(values, [(i + 1) / len(values) for i in range(len(values))], where="post", label=label)
-    ax.set(title=title, xlabel="job completion time (s)", ylabel="fraction of jobs")
-    ax.legend()
-    return _png(fig)
-
-
 def _utilisation_png(series: list[dict[str, Any]], title: str) -> bytes:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7, 4))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    times = [s["t"] for s in series]
-    for rack in range(len(series[0]["uplink"]) if series else 0):
-        ax.plot(times, [s["uplink"][rack] for s in series], label=f"rack {rack} up")
-        ax.plot(times, [s["downlink"][rack] for s in series], linestyle="--", label=f"rack {rack} down")
-    ax.set(title=title, xlabel="time (s)", ylabel="utilisation", ylim=(0, 1.3))
-    ax.legend(fontsize="small", ncol=3)
-    return _png(fig)
-
-
-def _png(fig: Any) -> bytes:
-    import io
-
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
-    return buffer.getvalue()
+    racks = len(series[0]["uplink"]) if series else 0
+    lines = {f"rack {r} {side}": [s["uplink" if side == "up" else "downlink"][r] for s in series]
+             for r in range(racks) for side in ("up", "down")}
+    return charts.series_png([s["t"] for s in series], lines, title, "share of the configured rate")
 
 
 if __name__ == "__main__":

@@ -185,3 +185,32 @@ def comparison_png(panels: Sequence[Panel]) -> bytes:
         ax.xaxis.set_major_locator(MaxNLocator(4))
         ax.set_title(panel.title, fontsize=11)
     return _png(fig)
+
+
+def cdf_png(samples: dict[str, Sequence[float]], title: str, xlabel: str) -> bytes:
+    """One empirical CDF per label (e.g. job completion times per scheduler)."""
+    fig, _ = _new_figure(3.6)
+    ax = fig.add_subplot()
+    for k, (label, values) in enumerate(samples.items()):
+        ordered = sorted(values)
+        if ordered:
+            ax.step(ordered, np.arange(1, len(ordered) + 1) / len(ordered), where="post", label=label, color=_PALETTE[2 * k % len(_PALETTE)])
+    ax.set(xlabel=xlabel, ylabel="fraction", ylim=(0, 1.02))
+    ax.set_title(title, fontsize=11)
+    ax.grid(color="#ddd", linewidth=0.6)
+    ax.legend(loc="lower right", fontsize=8)
+    return _png(fig)
+
+
+def series_png(times: Sequence[float], series: dict[str, Sequence[float]], title: str, ylabel: str) -> bytes:
+    """Lines over time (e.g. each rack link's utilisation); labels ending in 'down' are dashed."""
+    fig, _ = _new_figure(3.6)
+    ax = fig.add_subplot()
+    for k, (label, values) in enumerate(series.items()):
+        ax.plot(times, values, label=label, linewidth=1.0, color=_PALETTE[2 * (k // 2) % len(_PALETTE)],
+                linestyle="--" if label.endswith("down") else "-")
+    ax.set(xlabel="time (s)", ylabel=ylabel)
+    ax.set_title(title, fontsize=11)
+    ax.grid(color="#ddd", linewidth=0.6)
+    ax.legend(fontsize=7, ncol=3, loc="upper right")
+    return _png(fig)
