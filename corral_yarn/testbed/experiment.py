@@ -98,13 +98,15 @@ def workload(seed: int, scenario: str, quick: bool = False, arrival_span_s: floa
 def write_input(job: TestbedJob, directory: Path, seed: int) -> Path:
     """The job's input as a local file: ``key<TAB>value`` lines for sort, words for wordcount and grep."""
     rng = random.Random(f"{seed}-{job.name}")
+    lines = job.input_bytes // 100 + 1  # about 100 bytes a line
+    if job.program == "sort":
+        values = rng.randbytes(45 * lines).hex()
+        text = "".join(f"{rng.randrange(10**9):09d}\t{values[90 * i:90 * i + 90]}\n" for i in range(lines))
+    else:
+        words = rng.choices(WORDS, k=16 * lines)
+        text = "".join(" ".join(words[16 * i:16 * i + 16]) + "\n" for i in range(lines))
     path = directory / f"{job.name}.txt"
-    with path.open("w") as f:
-        while f.tell() < job.input_bytes:
-            if job.program == "sort":
-                f.write(f"{rng.randrange(10**9):09d}\t{''.join(rng.choices('abcdefghij', k=90))}\n")
-            else:
-                f.write(" ".join(rng.choices(WORDS, k=12)) + "\n")
+    path.write_text(text)
     return path
 
 

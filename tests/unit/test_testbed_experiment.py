@@ -1,0 +1,55 @@
+"""The testbed experiment's pure parts: the workload, the planner's view of the testbed, placements."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from corral_yarn.testbed import experiment
+from corral_yarn.testbed.shaping import Network
+
+DESCRIPTION = {"examples_jar": "/x/examples.jar",
+               "racks": [{"name": f"/rack-{c}", "nodes": [{"host": f"127.0.{100 + i}.{10 + n}"} for n in range(2)]}
+                         for i, c in enumerate("abc")]}
+NET = Network(node_mbit_s=8.0, oversubscription=5.0)
+
+
+def test_the_workload_is_the_same_for_a_seed_and_shaped_like_w1() -> None:
+    jobs = experiment.workload(3, "online")
+    assert jobs == experiment.workload(3, "online")
+    assert jobs != experiment.workload(4, "online")
+    sorts = [j for j in jobs if j.program == "sort"]
+    small = [j for j in jobs if j.program != "sort" and j.recurring]
+    assert len(sorts) < len(small) and min(s.input_bytes for s in sorts) > max(j.input_bytes for j in small)
+    assert [j for j in jobs if not j.recurring], "ad hoc jobs arrive too"
+    assert all(j.arrival_s == 0 for j in experiment.workload(3, "batch") if j.recurring)
+
+
+def test_yarn_cs_places_nothing_and_corral_places_every_recurring_job_in_its_planned_racks() -> None:
+    jobs = experiment.workload(0, "batch", quick=True)
+    spec = experiment.cluster_spec(DESCRIPTION, NET)
+    assert spec.rack_core_bandwidth_bytes_per_s == 2 * 1e6 / 5  # 2 nodes x 8 Mbit/s / O
+    yarn, _ = experiment.placements(jobs, "yarn-cs", "batch", spec)
+    assert all(p.racks == () and not p.place_input and p.priority == 0 for p in yarn.values())
+    corral, figures = experiment.placements(jobs, "corral", "batch", spec)
+    for job in jobs:
+        placed = corral[job.name]
+        assert bool(placed.racks) == job.recurring == placed.place_input
+        assert set(placed.racks) <= {"/rack-a", "/rack-b", "/rack-c"}
+    assert figures["objective_s"] >= figures["lower_bound_s"] > 0
+
+
+def test_online_corral_jobs_start_at_their_planned_start_never_before_arrival() -> None:
+    jobs = experiment.workload(1, "online", quick=True)
+    corral, _ = experiment.placements(jobs, "corral", "online", experiment.cluster_spec(DESCRIPTION, NET))
+    assert all(corral[j.name].submit_s >= j.arrival_s - 1e-9 for j in jobs)
+
+
+def test_inputs_are_what_each_program_reads(tmp_path: Path) -> None:
+    sort = experiment.TestbedJob("sort-x", "sort", 200_000, 2**20, 1, 0.0)
+    grep = next(j for j in experiment.workload(0, "batch", quick=True) if j.program == "grep")
+    sort_file = experiment.write_input(sort, tmp_path, 0)
+    assert sort_file.stat().st_size >= sort.input_bytes
+    assert all("\t" in line for line in sort_file.read_text().splitlines()[:100])  # KeyValueTextInputFormat
+    job = experiment.mapreduce_job(grep, DESCRIPTION, "/t", output_replication=1)
+    assert job.properties["dfs.replication"] == "1" and "mapreduce.mapper.regex" in job.properties
+    assert experiment.write_input(grep, tmp_path, 0).read_text() == experiment.write_input(grep, tmp_path, 0).read_text()
