@@ -56,11 +56,12 @@ def main() -> None:
     state = control.up(main_net, args.home, NAMESPACE)
     try:
         description = json.loads(Path(state["cluster_json"]).read_text())
-        runs = {"main": _all_runs(main_net, state, description, seeds, args)}
+        runs = {"main": _all_runs(main_net, main_net, state, description, seeds, args)}
         model_fit = _model_fit(description, main_net, args)
         if not args.no_control:
             control_net = Network(node_mbit_s=args.node_mbit, oversubscription=1.0)
-            runs["control_o1"] = _all_runs(control_net, state, description, seeds, args)
+            # The same plans on a non-blocking core (MRCute at O = 1 gives in-rack traffic no bandwidth, §3.1.2).
+            runs["control_o1"] = _all_runs(control_net, main_net, state, description, seeds, args)
     finally:
         control.down(args.home, NAMESPACE)
     calibration = _calibration(description, main_net, seeds, args.quick, runs["main"])
@@ -70,7 +71,8 @@ def main() -> None:
     print(json.dumps(result))
 
 
-def _all_runs(net: Network, state: dict[str, Any], description: dict[str, Any], seeds: list[int], args: argparse.Namespace) -> list[dict[str, Any]]:
+def _all_runs(net: Network, plan_net: Network, state: dict[str, Any], description: dict[str, Any], seeds: list[int],
+              args: argparse.Namespace) -> list[dict[str, Any]]:
     namespace = state["namespace"]
     control.reshape(net, namespace)
     results = []
@@ -85,7 +87,7 @@ def _all_runs(net: Network, state: dict[str, Any], description: dict[str, Any], 
                     LOG.info("O=%g seed %d %s %s ...", net.oversubscription, seed, scenario, scheduler)
                     figures = control.in_namespace(namespace, lambda: experiment.run(  # noqa: B023
                         Cluster.from_description(description, progress=False), description, net, namespace, jobs,
-                        scheduler, scenario, inputs, tag, args.output_replication))
+                        scheduler, scenario, inputs, tag, args.output_replication, plan_net))
                     figures.update(seed=seed, oversubscription=net.oversubscription)
                     LOG.info("  makespan %.1f s, median JCT %.1f s, cross-rack %.1f MB", figures["makespan_s"],
                              figures["median_jct_s"], figures["cross_rack_bytes"] / 1e6)

@@ -2,15 +2,15 @@
 
 One run = one scheduler x one scenario on the testbed's cluster: the workload's inputs are uploaded
 (Corral: one replica of every block in the planned racks R_j; Yarn-CS: HDFS's own placement), the
-counters are read, the jobs are submitted at their times (batch: all at t=0; online: at their arrival,
-or at the planned start T_j for Corral), and every job's submit, first container and finish, its
+counters are read, the jobs are submitted when they arrive (batch: all at t=0), and every job's submit, first container and finish, its
 MapReduce counters and the cross-rack bytes per rack pair are recorded.
 
 Schedulers, as in §4.5:
 - ``yarn-cs``: YARN's CapacityScheduler with delay scheduling (node-locality-delay 40) and HDFS's default
   placement: jobs carry no rack set.
-- ``corral``: the plan of ``corral_yarn.planner`` for the recurring jobs, carried out like the pipeline
-  (upload into R_j, submit with R_j and p_j); ad hoc jobs run as under Yarn-CS.
+- ``corral``: the plan of ``corral_yarn.planner`` for the recurring jobs: inputs uploaded into R_j, each
+  job submitted when it arrives with R_j and p_j, the scheduler giving a rack's free slots to the
+  highest-priority job planned there (§4.1); ad hoc jobs run as under Yarn-CS.
 """
 
 from __future__ import annotations
@@ -111,11 +111,11 @@ def write_input(job: TestbedJob, directory: Path, seed: int) -> Path:
 
 
 def cluster_spec(description: dict[str, Any], net: Network) -> ClusterSpec:
-    """The planner's view of the testbed: its racks and hosts, node rate and oversubscription."""
+    """The planner's view of the testbed: its racks and hosts, node rate and oversubscription (> 1)."""
     racks = [Rack(name=r["name"], machines=[n["host"] for n in r["nodes"]]) for r in description["racks"]]
     return ClusterSpec(name="testbed", racks=racks, map_slots_per_machine=4, reduce_slots_per_machine=2,
                        nic_bandwidth_bytes_per_s=net.node_mbit_s * 1e6 / 8, disk_bandwidth_bytes_per_s=100e6,
-                       oversubscription=max(net.oversubscription, 1.001))  # the contract needs O > 1
+                       oversubscription=net.oversubscription)
 
 
 def job_spec(job: TestbedJob) -> JobSpec:
@@ -152,7 +152,7 @@ def placements(jobs: list[TestbedJob], scheduler: Scheduler, scenario: str, spec
     for planned in plan.jobs:
         result[planned.name] = Placement(
             racks=tuple(planned.racks), priority=planned.priority, place_input=True,
-            submit_s=planned.planned_start_s if scenario == "online" else 0.0, planned_finish_s=planned.planned_finish_s)
+            submit_s=result[planned.name].submit_s, planned_finish_s=planned.planned_finish_s)
     return result, {"objective_s": plan.objective_s, "lower_bound_s": plan.lower_bound_s}
 
 
@@ -181,9 +181,12 @@ class JobResult:
 
 
 def run(cluster: Cluster, description: dict[str, Any], net: Network, namespace: str, jobs: list[TestbedJob],
-        scheduler: Scheduler, scenario: str, inputs: dict[str, Path], tag: str, output_replication: int = 1) -> dict[str, Any]:
-    """One scheduler x scenario on the testbed (call inside its namespace); returns its figures."""
-    spec = cluster_spec(description, net)
+        scheduler: Scheduler, scenario: str, inputs: dict[str, Path], tag: str, output_replication: int = 1,
+        plan_net: Network | None = None) -> dict[str, Any]:
+    """One scheduler x scenario on the testbed (call inside its namespace); returns its figures.
+
+    Corral plans for ``plan_net`` (default: the network the run is on)."""
+    spec = cluster_spec(description, plan_net or net)
     chosen, plan_figures = placements(jobs, scheduler, scenario, spec)
     root = f"/testbed/{tag}"
     cluster.hdfs.delete(root, recursive=True)

@@ -38,10 +38,13 @@ def test_yarn_cs_places_nothing_and_corral_places_every_recurring_job_in_its_pla
     assert figures["objective_s"] >= figures["lower_bound_s"] > 0
 
 
-def test_online_corral_jobs_start_at_their_planned_start_never_before_arrival() -> None:
+def test_every_job_is_submitted_when_it_arrives_under_both_schedulers() -> None:
+    """§4.1: a job is submitted by its user on arrival; Corral's priorities, not a delayed submit, order it."""
     jobs = experiment.workload(1, "online", quick=True)
-    corral, _ = experiment.placements(jobs, "corral", "online", experiment.cluster_spec(DESCRIPTION, NET))
-    assert all(corral[j.name].submit_s >= j.arrival_s - 1e-9 for j in jobs)
+    spec = experiment.cluster_spec(DESCRIPTION, NET)
+    for scheduler in experiment.SCHEDULERS:
+        chosen, _ = experiment.placements(jobs, scheduler, "online", spec)
+        assert [chosen[j.name].submit_s for j in jobs] == [j.arrival_s for j in jobs]
 
 
 def test_inputs_are_what_each_program_reads(tmp_path: Path) -> None:
