@@ -122,16 +122,21 @@ class IncrementalPrioritization:
             return
         key, moved, count = self.key, self.moved, self.count
         jobs = steps.job[lo:hi]
-        last = jobs.size - 1 - np.unique(jobs[::-1], return_index=True)[1]  # each job's last step
+        if hi - lo == 1:  # one step, the common case online: its old key is the job's current one
+            last: NDArray[np.int64] | list[int] = [0]
+            lowest = key[int(jobs[0])]
+        else:
+            last = jobs.size - 1 - np.unique(jobs[::-1], return_index=True)[1]  # each job's last step
+            lowest = steps.lowest(lo, hi)
         for j, c, duration in zip(jobs[last].tolist(), steps.count[lo:hi][last].tolist(), steps.duration[lo:hi][last].tolist()):
             if j not in moved:
                 moved[j] = key[j]
             full_before = count[j] == self.n_racks
             count[j], self.duration[j] = c, duration
             key[j] = sort_key(self.order_by, key[j][0], c, duration, j)
+            lowest = min(lowest, key[j])
             if c == self.n_racks and not full_before:
                 insort(self.full_width, key[j])
-        lowest = steps.lowest(lo, hi)
         while self.checkpoints[-1][0].changed_by(lowest):
             self.checkpoints.pop()
         if self.given_up is not None and self.given_up.changed_by(lowest):
@@ -272,6 +277,10 @@ def _next_candidate(run: IncrementalPrioritization, steps: Steps, objective_boun
     bound lets it win and that ``run``'s last give-up does not rule out, or one whose step undoes that
     give-up. The candidates before it are skipped in numpy, in windows that double."""
     size, window = objective_bound.size, 64
+    if start < size:  # the next candidate itself, without numpy (online, most candidates looked at are next to each other)
+        k, bound = first + start, float(objective_bound[start])
+        if k != winner and (bound <= best if k < winner else bound < best) and (run.given_up is None or float(work[start]) < run.doomed_from):
+            return start
     while start < size:
         stop = min(start + window, size)
         k = np.arange(first + start, first + stop)
