@@ -44,6 +44,9 @@ def main() -> None:
     parser.add_argument("--oversubscription", type=float, default=5.0, help="O of the main runs (default 5)")
     parser.add_argument("--no-control", action="store_true", help="skip the O=1 control runs")
     parser.add_argument("--output-replication", type=int, default=1, choices=(1, 2, 3), help="replication of job outputs (default 1)")
+    parser.add_argument("--schedulers", nargs="+", default=list(experiment.SCHEDULERS),
+                        choices=[*experiment.SCHEDULERS, *experiment.BASELINES],
+                        help="schedulers to run (default yarn-cs corral; also localshuffle, shufflewatcher); yarn-cs is always run")
     parser.add_argument("--home", type=Path, default=Path(".corral/bench-testbed"), help="testbed state (default .corral/bench-testbed)")
     parser.add_argument("--report", type=Path, default=Path("out/bench_testbed"), help="HTML report directory (default out/bench_testbed)")
     args = parser.parse_args()
@@ -51,6 +54,7 @@ def main() -> None:
     for noisy in ("hdfs", "corral_yarn.cluster", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     seeds = list(range(args.seeds if args.seeds is not None else (1 if args.quick else 3)))
+    args.schedulers = ["yarn-cs", *dict.fromkeys(s for s in args.schedulers if s != "yarn-cs")]
     started = time.perf_counter()
     main_net = Network(node_mbit_s=args.node_mbit, oversubscription=args.oversubscription)
     state = control.up(main_net, args.home, NAMESPACE)
@@ -81,7 +85,7 @@ def _all_runs(net: Network, plan_net: Network, state: dict[str, Any], descriptio
             jobs = experiment.workload(seed, scenario, quick=args.quick)
             with tempfile.TemporaryDirectory() as tmp:
                 inputs = {j.name: experiment.write_input(j, Path(tmp), seed) for j in jobs}
-                order = experiment.SCHEDULERS if seed % 2 == 0 else tuple(reversed(experiment.SCHEDULERS))
+                order = args.schedulers if seed % 2 == 0 else list(reversed(args.schedulers))
                 for scheduler in order:
                     tag = f"bench-o{net.oversubscription:g}-s{seed}-{scenario}-{scheduler}-{int(time.time())}"
                     LOG.info("O=%g seed %d %s %s ...", net.oversubscription, seed, scenario, scheduler)
@@ -114,35 +118,42 @@ def _pick(runs: list[dict[str, Any]], scheduler: str, scenario: str, key: str) -
     return [r[key] for r in runs if r["scheduler"] == scheduler and r["scenario"] == scenario]
 
 
-def _ratio(runs: list[dict[str, Any]], scenario: str, key: str) -> float:
-    """Median over seeds of Corral / Yarn-CS (seed by seed)."""
-    corral, yarn = _pick(runs, "corral", scenario, key), _pick(runs, "yarn-cs", scenario, key)
-    return round(statistics.median(c / y for c, y in zip(corral, yarn)), 3)
+def _ratio(runs: list[dict[str, Any]], scheduler: str, scenario: str, key: str) -> float:
+    """Median over seeds of scheduler / Yarn-CS (seed by seed)."""
+    mine, yarn = _pick(runs, scheduler, scenario, key), _pick(runs, "yarn-cs", scenario, key)
+    return round(statistics.median(c / y for c, y in zip(mine, yarn)), 3)
 
 
-def _ratios(runs: list[dict[str, Any]]) -> dict[str, float]:
-    cross = [c / y for scenario in SCENARIOS for c, y in zip(_pick(runs, "corral", scenario, "cross_rack_bytes"),
+def _ratios(runs: list[dict[str, Any]], scheduler: str = "corral") -> dict[str, float]:
+    cross = [c / y for scenario in SCENARIOS for c, y in zip(_pick(runs, scheduler, scenario, "cross_rack_bytes"),
                                                                _pick(runs, "yarn-cs", scenario, "cross_rack_bytes"))]
-    return {"batch_makespan": _ratio(runs, "batch", "makespan_s"), "online_median_jct": _ratio(runs, "online", "median_jct_s"),
-            "online_mean_jct": _ratio(runs, "online", "mean_jct_s"), "batch_median_jct": _ratio(runs, "batch", "median_jct_s"),
+    return {"batch_makespan": _ratio(runs, scheduler, "batch", "makespan_s"),
+            "online_median_jct": _ratio(runs, scheduler, "online", "median_jct_s"),
+            "online_mean_jct": _ratio(runs, scheduler, "online", "mean_jct_s"),
+            "batch_median_jct": _ratio(runs, scheduler, "batch", "median_jct_s"),
             "cross_rack_bytes": round(statistics.median(cross), 3)}
+
+
+def _all_ratios(runs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    return {f"{s}_vs_yarn_cs": _ratios(runs, s) for s in dict.fromkeys(r["scheduler"] for r in runs) if s != "yarn-cs"}
 
 
 def _absolute(runs: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
     keys = ("makespan_s", "median_jct_s", "mean_jct_s", "cross_rack_bytes", "peak_link_mbit_s")
     return {s: {scenario: {k: round(statistics.median(_pick(runs, s, scenario, k)), 2) for k in keys} for scenario in SCENARIOS}
-            for s in experiment.SCHEDULERS}
+            for s in dict.fromkeys(r["scheduler"] for r in runs)}
 
 
 def _calibration(description: dict[str, Any], net: Network, seeds: list[int], quick: bool, runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The recurring jobs through the flow-level simulator on the same racks and rates: sim / testbed median JCT."""
     spec = experiment.cluster_spec(description, net)
-    ratios: dict[str, list[float]] = {s: [] for s in experiment.SCHEDULERS}
+    ran = list(dict.fromkeys(r["scheduler"] for r in runs))
+    ratios: dict[str, list[float]] = {s: [] for s in ran}
     for seed in seeds:
         for scenario in SCENARIOS:
             recurring = [j for j in experiment.workload(seed, scenario, quick=quick) if j.recurring]
             workload = Workload(jobs=[experiment.job_spec(j) for j in recurring])
-            specs = [RunSpec(s, network="tcp", scenario=scenario, seed=seed, output_replication=1) for s in experiment.SCHEDULERS]
+            specs = [RunSpec(s, network="tcp", scenario=scenario, seed=seed, output_replication=1) for s in ran]
             for sim in run_all(spec, workload, specs):
                 tested = next(r for r in runs if r["seed"] == seed and r["scenario"] == scenario and r["scheduler"] == sim.scheduler)
                 actual = statistics.median(j["jct_s"] for j in tested["jobs"] if j["recurring"])
@@ -156,7 +167,7 @@ def _summary(runs: dict[str, list[dict[str, Any]]], shaping: dict[str, float], c
     result: dict[str, Any] = {
         "benchmark": "testbed", "quick": args.quick, "seeds": seeds, "oversubscription": args.oversubscription,
         "node_mbit_s": args.node_mbit, "output_replication": args.output_replication,
-        "ratios": {"corral_vs_yarn_cs": _ratios(runs["main"])},
+        "ratios": _all_ratios(runs["main"]),
         "shaping": {"configured_uplink_mbit_s": shaping["configured_uplink_mbit_s"],
                     "measured_cross_rack_mbit_s": shaping["measured_cross_rack_mbit_s"],
                     "measured_in_rack_mbit_s": shaping.get("measured_in_rack_mbit_s")},
@@ -165,7 +176,7 @@ def _summary(runs: dict[str, list[dict[str, Any]]], shaping: dict[str, float], c
         "paper": {"batch_makespan": "0.67-0.90", "online_median_jct": "0.44-0.70", "cross_rack_bytes": "0.10-0.80"},
     }
     if "control_o1" in runs:
-        result["control_o1"] = {"corral_vs_yarn_cs": _ratios(runs["control_o1"])}
+        result["control_o1"] = _all_ratios(runs["control_o1"])
         result["absolute"]["control_o1"] = _absolute(runs["control_o1"])
     result["wall_s"] = round(wall_s, 1)
     result["load_average_1min_at_end"] = round(os.getloadavg()[0], 2)
@@ -179,7 +190,7 @@ def _report(runs: dict[str, list[dict[str, Any]]], net: Network, out: Path, resu
                              html.key_values([("shaping", json.dumps(result["shaping"])), ("seeds", result["seeds"])]))]
     for scenario in SCENARIOS:
         png = charts.cdf_png({s: [j["jct_s"] for r in main_runs if r["scheduler"] == s and r["scenario"] == scenario for j in r["jobs"]]
-                              for s in experiment.SCHEDULERS}, f"Job completion time CDF, {scenario}, O={net.oversubscription:g}",
+                              for s in dict.fromkeys(r["scheduler"] for r in main_runs)}, f"Job completion time CDF, {scenario}, O={net.oversubscription:g}",
                              "job completion time (s)")
         files[f"jct_cdf_{scenario}.png"] = png
         sections.append(html.section(f"JCT CDF ({scenario})", html.figure(png, f"jct_cdf_{scenario}.png", "per scheduler, all seeds")))

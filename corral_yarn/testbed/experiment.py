@@ -11,6 +11,10 @@ Schedulers, as in §4.5:
 - ``corral``: the plan of ``corral_yarn.planner`` for the recurring jobs: inputs uploaded into R_j, each
   job submitted when it arrives with R_j and p_j, the scheduler giving a rack's free slots to the
   highest-priority job planned there (§4.1); ad hoc jobs run as under Yarn-CS.
+- ``localshuffle``: Corral's plan (R_j and priorities) with HDFS's default data placement (§4.5.2).
+- ``shufflewatcher``: ShuffleWatcher at rack granularity, as the simulator models it: when a job
+  arrives it is confined, on its own, to the fewest racks whose map slots hold its maps in one wave,
+  taking the racks with the most free memory at that moment (ties: rack order); HDFS's placement.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any, Literal
 from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.history import job_id_of
 from corral_yarn.cluster.mapreduce import MapReduceJob
+from corral_yarn.cluster.rm import NodeReport
 from corral_yarn.contracts import ClusterSpec, JobSpec, Rack, StageSpec, Workload
 from corral_yarn.planner.build import build_plan
 from corral_yarn.testbed.control import reshape
@@ -37,8 +42,9 @@ from estimator.sources.jobhistory import job_counters
 LOG = logging.getLogger(__name__)
 
 Program = Literal["sort", "wordcount", "grep"]
-Scheduler = Literal["yarn-cs", "corral"]
+Scheduler = Literal["yarn-cs", "corral", "localshuffle", "shufflewatcher"]
 SCHEDULERS: tuple[Scheduler, ...] = ("yarn-cs", "corral")
+BASELINES: tuple[Scheduler, ...] = ("localshuffle", "shufflewatcher")  # §4.5.2, beside Yarn-CS
 MB = 2**20
 WORDS = [f"w{k:04d}" for k in range(2000)]
 # The task rates the planner is told (bytes a task processes per second on this machine's shared cores).
@@ -146,14 +152,32 @@ def placements(jobs: list[TestbedJob], scheduler: Scheduler, scenario: str, spec
     """Each job's placement under ``scheduler``, and the plan's figures (Corral)."""
     result = {j.name: Placement(submit_s=j.arrival_s) for j in jobs}
     recurring = [j for j in jobs if j.recurring]
-    if scheduler == "yarn-cs" or not recurring:
+    if scheduler in ("yarn-cs", "shufflewatcher") or not recurring:
         return result, {}
     plan = build_plan(Workload(jobs=[job_spec(j) for j in recurring]), spec, scenario)  # type: ignore[arg-type]
     for planned in plan.jobs:
         result[planned.name] = Placement(
-            racks=tuple(planned.racks), priority=planned.priority, place_input=True,
+            racks=tuple(planned.racks), priority=planned.priority, place_input=scheduler == "corral",
             submit_s=result[planned.name].submit_s, planned_finish_s=planned.planned_finish_s)
     return result, {"objective_s": plan.objective_s, "lower_bound_s": plan.lower_bound_s}
+
+
+def shufflewatcher_racks(job: TestbedJob, nodes: list[NodeReport], map_slots: int) -> tuple[str, ...]:
+    """The fewest racks whose map slots hold the job's maps in one wave, most free memory first."""
+    free: dict[str, int] = {}
+    machines: dict[str, int] = {}
+    for node in nodes:
+        if node.state == "RUNNING":
+            free[node.rack] = free.get(node.rack, 0) + node.available_memory_mb
+            machines[node.rack] = machines.get(node.rack, 0) + 1
+    ranked = sorted(free, key=lambda rack: (-free[rack], rack))
+    chosen, slots = [], 0
+    for rack in ranked:
+        if chosen and slots >= job.maps:
+            break
+        chosen.append(rack)
+        slots += machines[rack] * map_slots
+    return tuple(chosen)
 
 
 def mapreduce_job(job: TestbedJob, description: dict[str, Any], root: str, output_replication: int) -> MapReduceJob:
@@ -206,6 +230,8 @@ def run(cluster: Cluster, description: dict[str, Any], net: Network, namespace: 
         place = chosen[job.name]
         time.sleep(max(0.0, start + place.submit_s - time.time()))
         submitted = time.time() - start
+        if scheduler == "shufflewatcher":
+            place.racks = shufflewatcher_racks(job, cluster.rm.nodes(), spec.map_slots_per_machine)
         tags = CorralTags(tag, job.name, place.racks)
         return submitter.submit(mapreduce_job(job, description, root, output_replication), tags, priority=place.priority).app_id, submitted
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from corral_yarn.cluster.rm import NodeReport
 from corral_yarn.testbed import experiment
 from corral_yarn.testbed.shaping import Network
 
@@ -56,3 +57,25 @@ def test_inputs_are_what_each_program_reads(tmp_path: Path) -> None:
     job = experiment.mapreduce_job(grep, DESCRIPTION, "/t", output_replication=1)
     assert job.properties["dfs.replication"] == "1" and "mapreduce.mapper.regex" in job.properties
     assert experiment.write_input(grep, tmp_path, 0).read_text() == experiment.write_input(grep, tmp_path, 0).read_text()
+
+
+def test_localshuffle_takes_corrals_plan_without_its_data_placement() -> None:
+    jobs = experiment.workload(0, "batch", quick=True)
+    spec = experiment.cluster_spec(DESCRIPTION, NET)
+    corral, _ = experiment.placements(jobs, "corral", "batch", spec)
+    local, _ = experiment.placements(jobs, "localshuffle", "batch", spec)
+    assert {n: (p.racks, p.priority) for n, p in local.items()} == {n: (p.racks, p.priority) for n, p in corral.items()}
+    assert not any(p.place_input for p in local.values())
+
+
+def _node(host: str, rack: str, free_mb: int, state: str = "RUNNING") -> NodeReport:
+    return NodeReport(f"{host}:1", host, rack, state, f"{host}:2", 4096, 4, free_mb)
+
+
+def test_shufflewatcher_confines_a_job_to_the_freest_racks_that_hold_its_maps_in_one_wave() -> None:
+    nodes = [_node("a1", "/rack-a", 1024), _node("a2", "/rack-a", 1024), _node("b1", "/rack-b", 4096),
+             _node("b2", "/rack-b", 3072), _node("c1", "/rack-c", 4096), _node("c2", "/rack-c", 0, "LOST")]
+    small = experiment.TestbedJob("s", "grep", 2 * 2**20, 4 * 2**20, 1, 0.0)
+    assert experiment.shufflewatcher_racks(small, nodes, map_slots=4) == ("/rack-b",)
+    wide = experiment.TestbedJob("w", "sort", 40 * 2**20, 4 * 2**20, 2, 0.0)  # 10 maps: 8 slots in rack b, 4 in c
+    assert experiment.shufflewatcher_racks(wide, nodes, map_slots=4) == ("/rack-b", "/rack-c")
