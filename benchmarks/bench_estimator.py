@@ -1,34 +1,41 @@
-"""Estimator benchmark: prediction error of each predictor, side by side, on one JSON line.
+"""Estimator benchmark: prediction error of each predictor and per-period totals, side by side, on one JSON line.
 
-(a) SWIM FB-2009: 24 one-hour samples of a Facebook trace concatenated into one "day". It has no job
-    names and no real days, so (documented in docs/estimator.md) a "recurring job" is a size class
-    (estimator.sources.swim.swim_key) and a "day" is one one-hour sample, without weekday/weekend split:
-    - per_job: each job predicted from the nearest-in-minute job of its class in the previous 5 samples;
-    - class_hourly_volume: each class's total input per sample predicted from the previous 5 samples.
-(b) Synthetic 4-week recurring history with known truth and Normal noise (estimator.synthetic): the
-    paper's predictor against the truth and the observations, next to the noise floor and the 6.5 %.
-(c) Dirty inputs: a corrupted SWIM copy and a skewed/duplicated CSV, every row accounted for.
-(d) Estimation of the next day on the synthetic history: jobs found, arrival and size errors.
+(a) SWIM FB-2009 (bundled): 24 one-hour samples of a Facebook trace concatenated into one "day". It has no
+    job names and no real days, so (docs/estimator.md) a "recurring job" is a size class and a "day" one
+    one-hour sample, without weekday/weekend split; the periods compared are its hours.
+(b) Generated traces with known ground truth (estimator.synthetic), not tuned to (a):
+    - recurring: 20 jobs on fixed slots, Normal noise 5 %;
+    - trend_odd_days: the same with 2 %/day growth and 5 % odd days (x3);
+    - real_like: 20 scheduled and 20 irregular recurring jobs (once a day at a random time), 60 one-off
+      jobs a day (1 kB-1 TB), noise 10 %, 1 %/day growth, 3 % odd days.
+    Periods compared: days (the last 14).
+For each: per predictor the median, byte-weighted and trimmed-mean input error and the median and
+byte-weighted shuffle error, the 80 % interval's coverage, instances not scored; auto against last (the
+goal: auto <= last on median and byte-weighted input error); per-period totals (jobs, input, shuffle,
+output) of `corral estimate` (slots + ad hoc class rates) and of the naive rate (median of the earlier
+windows) against the actual; on the generated traces also the errors against the noiseless truth.
+(c) Dirty inputs: a corrupted SWIM copy and a skewed/duplicated CSV, every row accounted for; the
+    inputs that must be one error (value >= 2^63, empty file, column typo) and a renamed copy.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import math
+import shutil
+import statistics
 import sys
 import tempfile
 import time
 from datetime import timedelta
 from pathlib import Path
 
-import numpy as np
-
-from estimator.backtest import backtest, summarize
-from estimator.estimate import EstimateOptions, estimate
+from corral_yarn.errors import CorralError
+from estimator.backtest import AUTO, COVERAGE, backtest, summarize, unscored
+from estimator.horizons import horizon_backtest, summarize_horizons
 from estimator.identity import RecurringKey
-from estimator.predictors import PREDICTORS, Season, instances
-from estimator.records import IngestReport, JobRun
+from estimator.predictors import LAST, PREDICTORS, Season, instances
+from estimator.records import IngestReport
 from estimator.sources.swim import read_swim
 from estimator.sources.tabular import read_csv
 from estimator.store import HistoryStore
@@ -36,67 +43,71 @@ from estimator.synthetic import SyntheticSpec, synthetic_history
 
 SWIM = Path(__file__).resolve().parents[1].parent / "shared/data/swim/FB-2009_samples_24_times_1hr_0.tsv"
 SWIM_SEASON = Season(period_s=3600.0, window_s=3600.0, lookback_days=5, split_weekend=False)
-NAMES = [*PREDICTORS, "auto"]
+NAMES = [*PREDICTORS, AUTO]
+GENERATED = {
+    "recurring": SyntheticSpec(jobs=20, weeks=4, noise=0.05, seed=0),
+    "trend_odd_days": SyntheticSpec(jobs=20, weeks=4, noise=0.05, growth_per_day=0.02, outlier_rate=0.05, seed=0),
+    "real_like": SyntheticSpec(jobs=20, irregular_jobs=20, adhoc_per_day=60, weeks=4, noise=0.10, growth_per_day=0.01, outlier_rate=0.03, seed=1),
+}
 
 
-def _r(x: float) -> float:
-    return round(float(x), 4)
+def _r(x: float) -> float | None:
+    return None if x != x else round(float(x), 4)  # NaN -> null
 
 
-def _errors(points, quantities=("input_bytes",)) -> dict:
+def _predictors(points) -> dict:
     s = summarize(points)
-    return {n: {"points": int(s[n]["points"]), **{f"{q.removesuffix('_bytes')}_{m}": _r(s[n][f"{q}_{m}"]) for q in quantities for m in ("mape", "median_ape", "weighted_ape")}} for n in NAMES}
+    out = {n: {"points": int(s[n]["points"]),
+               **{f"input_{m}": _r(s[n][f"input_bytes_{m}"]) for m in ("median_ape", "weighted_ape", "trimmed_mape", "mape")},
+               **{f"shuffle_{m}": _r(s[n][f"shuffle_bytes_{m}"]) for m in ("median_ape", "weighted_ape")},
+               "interval_coverage": _r(s[n]["interval_coverage"]), "interval_points": int(s[n]["interval_points"])} for n in NAMES}
+    out["auto_le_last"] = {m: s[AUTO][f"input_bytes_{m}"] <= s[LAST][f"input_bytes_{m}"] for m in ("median_ape", "weighted_ape")}
+    out["coverage_nominal"] = COVERAGE
+    return out
 
 
-def _class_volumes(runs: list[JobRun]) -> list[JobRun]:
-    """One run per (size class, one-hour sample): the class's total bytes in that sample."""
-    totals: dict[tuple[str, int], list[float]] = {}
-    for r in runs:
-        k = (r.recurring_key, SWIM_SEASON.day(r.submit_time))
-        t = totals.setdefault(k, [0.0, 0.0, 0.0])
-        t[0] += r.input_bytes
-        t[1] += r.shuffle_bytes
-        t[2] += r.output_bytes
-    return [
-        JobRun(run_id=f"{key}:{day}", recurring_key=key, name=key, source="swim-volume", submit_time=SWIM_SEASON.start(day),
-               input_bytes=int(a), shuffle_bytes=int(b), output_bytes=int(c))
-        for (key, day), (a, b, c) in sorted(totals.items())
-    ]
+def _periods(runs, season: Season, horizon: timedelta, points, last: int | None) -> dict:
+    summary = summarize_horizons(horizon_backtest(runs, season, horizon, points, last=last))
+    out = {a: {k: _r(v) for k, v in row.items()} for a, row in summary.items()}
+    out["estimate_no_worse_than_naive_median"] = {a: row["estimated_median_ape"] <= row["naive_median_ape"] for a, row in summary.items()}
+    return out
+
+
+def _vs_truth(points, runs, truth) -> dict:
+    run_id = {(r.recurring_key, r.submit_time): r.run_id for r in runs}
+    out = {}
+    for n in (*PREDICTORS, AUTO):
+        pairs = [(p.predicted[0], truth[run_id[p.key, p.time]][0]) for p in points if p.predictor == n]
+        errors = [abs(a - t) / t for a, t in pairs if t > 0]
+        out[n] = {"median_ape": _r(statistics.median(errors)) if errors else None,
+                  "weighted_ape": _r(sum(abs(a - t) for a, t in pairs) / sum(t for _, t in pairs)) if pairs else None}
+    return out
 
 
 def swim_figures() -> dict:
-    report = IngestReport()
-    runs = read_swim(SWIM, report)
-    per_job = backtest(instances(runs), SWIM_SEASON)
-    volumes = backtest(instances(_class_volumes(runs)), SWIM_SEASON)
-    return {
-        "jobs": len(runs),
-        "size_classes": len({r.recurring_key for r in runs}),
-        "samples": len({SWIM_SEASON.day(r.submit_time) for r in runs}),
-        "per_job": _errors(per_job, ("input_bytes", "shuffle_bytes", "output_bytes")),
-        "class_hourly_volume": _errors(volumes),
-    }
+    runs = read_swim(SWIM, IngestReport())
+    by_key = instances(runs)
+    points = backtest(by_key, SWIM_SEASON)
+    return {"jobs": len(runs), "size_classes": len(by_key), "not_scored": dict(unscored(by_key, SWIM_SEASON)),
+            "predictors": _predictors(points), "periods_1h": _periods(runs, SWIM_SEASON, timedelta(hours=1), points, None)}
 
 
-def synthetic_figures(spec: SyntheticSpec) -> dict:
+def generated_figures(spec: SyntheticSpec) -> dict:
     runs, truth = synthetic_history(spec)
-    points = backtest(instances(runs), Season())
-    run_id = {(r.recurring_key, r.submit_time): r.run_id for r in runs}
-    vs_truth = {}
-    for n in NAMES:
-        mine = [p for p in points if p.predictor == n]
-        vs_truth[n] = _r(np.mean([abs(p.predicted[0] - truth[run_id[p.key, p.time]][0]) / truth[run_id[p.key, p.time]][0] for p in mine]))
-    matches = np.mean([p.matches for p in points if p.predictor == "paper"])
-    return {
-        "noise_sigma": spec.noise,
-        "growth_per_day": spec.growth_per_day,
-        "outlier_rate": spec.outlier_rate,
-        "runs": len(runs),
-        "noise_floor_mape": _r(spec.noise * math.sqrt(2 / math.pi)),  # E|e| of one observation's noise
-        "mean_days_averaged": _r(matches),
-        "vs_observed": {n: e["input_mape"] for n, e in _errors(points).items()},
-        "vs_truth": vs_truth,
-    }
+    season = Season()
+    by_key = instances(runs)
+    points = backtest(by_key, season)
+    return {"runs": len(runs), "keys": len(by_key), "noise_sigma": spec.noise, "not_scored": dict(unscored(by_key, season)),
+            "predictors": _predictors(points), "vs_truth": _vs_truth(points, runs, truth),
+            "periods_1d": _periods(runs, season, timedelta(days=1), points, 14)}
+
+
+def _one_error(read) -> str:
+    try:
+        read()
+    except CorralError as exc:
+        return str(exc).split(": ", 1)[-1][:80]
+    return "NO ERROR"
 
 
 def dirty_figures(tmp: Path) -> dict:
@@ -106,6 +117,9 @@ def dirty_figures(tmp: Path) -> dict:
     corrupt.write_text("\n".join(lines[:1000] + bad + lines[:10] + [lines[1000][:7]]))  # + duplicates + a cut-off last line
     swim_report = IngestReport()
     HistoryStore(tmp / "s1").append(read_swim(corrupt, swim_report), swim_report)
+    shutil.copy(corrupt, tmp / "renamed copy.tsv")
+    copy_report = IngestReport()
+    HistoryStore(tmp / "s1").append(read_swim(tmp / "renamed copy.tsv", copy_report), copy_report)
     csv_file = tmp / "skew.csv"
     rows = ["name,submit_time,start_time,finish_time,input_bytes,shuffle_bytes,output_bytes"]
     rows += [f"etl-{d},2026-01-0{d}T02:00:00Z,2026-01-0{d}T02:00:03Z,2026-01-0{d}T02:30:00Z,100,50,10" for d in range(1, 6)]
@@ -115,42 +129,31 @@ def dirty_figures(tmp: Path) -> dict:
     csv_file.write_text("\n".join(rows) + "\n")
     csv_report = IngestReport()
     HistoryStore(tmp / "s2").append(read_csv(csv_file, RecurringKey(), csv_report), csv_report)
-    return {
+    (tmp / "big.tsv").write_text("job0\t1\t1\t9223372036854775808\t0\t5\n")
+    (tmp / "empty.tsv").write_text("")
+    (tmp / "typo.csv").write_text("name,submit_time,input_byts\nx,2026-01-05T00:00:00Z,5\n")
+    figures = {
         name: {"read": r.read, "written": r.written, "duplicates": r.duplicates, "clamped": r.clamped, "skipped": dict(r.skipped),
                "accounted": r.read == r.written + r.duplicates + sum(r.skipped.values())}
-        for name, r in (("swim_corrupt", swim_report), ("csv_skew_dup", csv_report))
+        for name, r in (("swim_corrupt", swim_report), ("swim_renamed_copy", copy_report), ("csv_skew_dup", csv_report))
     }
-
-
-def estimate_figures(spec: SyntheticSpec) -> dict:
-    runs, truth = synthetic_history(spec)
-    at, horizon = spec.start + timedelta(days=7 * spec.weeks - 7), timedelta(days=7)  # the last week
-    result = estimate([r for r in runs if r.submit_time < at], EstimateOptions(at=at, horizon=horizon))
-    actual = [r for r in runs if at <= r.submit_time < at + horizon]
-    arrival, size = [], []
-    for job in result.workload.jobs:
-        same = [r for r in actual if r.recurring_key == job.recurring_key]
-        real = min(same, key=lambda r: abs((r.submit_time - at).total_seconds() - job.arrival_s))
-        arrival.append(abs((real.submit_time - at).total_seconds() - job.arrival_s))
-        size.append(abs(job.input_bytes - truth[real.run_id][0]) / truth[real.run_id][0])
-    return {
-        "horizon_days": 7, "predicted_jobs": len(result.workload.jobs), "actual_runs": len(actual),
-        "arrival_mean_abs_error_s": _r(np.mean(arrival)), "input_error_vs_truth_mean": _r(np.mean(size)),
+    figures["errors"] = {
+        "value_2_63": _one_error(lambda: read_swim(tmp / "big.tsv", IngestReport())),
+        "empty_file": _one_error(lambda: read_swim(tmp / "empty.tsv", IngestReport())),
+        "column_typo": _one_error(lambda: read_csv(tmp / "typo.csv", RecurringKey(), IngestReport())),
     }
+    return figures
 
 
 def main() -> None:
     logging.disable(logging.WARNING)
     started = time.perf_counter()
-    base = SyntheticSpec(jobs=20, weeks=4, noise=0.05, seed=0)
     with tempfile.TemporaryDirectory() as tmp:
         figures = {
             "bench": "estimator",
             "paper_reported_input_error": 0.065,
             "swim_fb2009": swim_figures(),
-            "synthetic": [synthetic_figures(SyntheticSpec(jobs=20, weeks=4, noise=s, seed=0)) for s in (0.02, 0.05, 0.10)],
-            "synthetic_trend_and_odd_days": synthetic_figures(SyntheticSpec(jobs=20, weeks=4, noise=0.05, growth_per_day=0.02, outlier_rate=0.05, seed=0)),
-            "estimate_last_week": estimate_figures(base),
+            "generated": {name: generated_figures(spec) for name, spec in GENERATED.items()},
             "dirty_inputs": dirty_figures(Path(tmp)),
             "wall_s": None,
         }

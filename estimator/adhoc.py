@@ -10,8 +10,10 @@ its instances have among all the earlier windows' instances. The jobs a period g
 recurring slots are the deficit of that rate against the slots: the classes whose rate exceeds the slot
 jobs predicted in them, the largest deficit first, until the slots and these jobs reach the rate (none
 when the slots reach it). Each such job has its class's mean sizes over the earlier windows (the mean,
-as the period's total is what it must get right; a decade bounds the spread) and the jobs arrive evenly
-spread over the period.
+as the period's total is what it must get right; a decade bounds the spread), scaled so that together
+they carry the expected bytes of the whole deficit (classes too rare for a whole job included), and
+the jobs arrive evenly spread over the period. For periods of at most a day, the earlier windows are
+on days of the period's type (weekday or weekend), as the seasonal predictors' matches are.
 
 The same windows give the naive baseline of the horizon backtest: the median of their totals.
 """
@@ -35,10 +37,18 @@ def size_class(input_bytes: float, shuffle_bytes: float) -> str:
 
 
 def earlier_windows(at: datetime, horizon: timedelta, season: Season, first: datetime) -> list[tuple[datetime, datetime]]:
-    """The earlier windows of [at, at + horizon) that start on or after the day of ``first`` (the history's start)."""
-    shift = timedelta(seconds=season.period_s * math.ceil(horizon.total_seconds() / season.period_s))
-    windows = [(at - k * shift, at - k * shift + horizon) for k in range(1, season.lookback_days + 1)]
-    return [w for w in windows if w[0] >= season.start(season.day(first))]
+    """The earlier windows of [at, at + horizon) that start on or after the day of ``first`` (the history's
+    start); for a horizon of at most a day, only days of ``at``'s type (weekday or weekend, thesis §2.2)."""
+    days = math.ceil(horizon.total_seconds() / season.period_s)
+    shift, start = timedelta(seconds=season.period_s * days), season.start(season.day(first))
+    windows: list[tuple[datetime, datetime]] = []
+    k = 1
+    while len(windows) < season.lookback_days and at - k * shift >= start:
+        w = (at - k * shift, at - k * shift + horizon)
+        if days > 1 or season.day_type(season.day(w[0])) == season.day_type(season.day(at)):
+            windows.append(w)
+        k += 1
+    return windows
 
 
 def in_window(items: Sequence[Instance], times: Sequence[datetime], window: tuple[datetime, datetime]) -> Sequence[Instance]:
@@ -81,12 +91,29 @@ def class_rates(items: Sequence[Instance], at: datetime, horizon: timedelta, sea
     return ClassRates(rate, sizes, len(windows))
 
 
-def deficit(rates: ClassRates, slot_classes: Counter[str]) -> Counter[str]:
-    """The jobs to add per class: the classes' deficits against the slot jobs, largest first, up to the
-    total rate's deficit (rounded)."""
+@dataclass(frozen=True)
+class Deficit:
+    """The jobs to add per class, and the bytes they must carry in all: the expected bytes of the missing
+    jobs (the classes' gaps, scaled to the missing count, times their mean sizes), so that a class too rare
+    to get a whole job (often the largest inputs) still counts in the period's total."""
+
+    jobs: Counter[str]
+    expected: dict[str, float]
+
+    def scale(self, rates: ClassRates) -> dict[str, float]:
+        """Per quantity, the factor taking the added jobs' class-mean sizes to the expected bytes."""
+        allocated = {q: sum(n * rates.sizes[c][q] for c, n in self.jobs.items()) for q in QUANTITIES}
+        return {q: self.expected[q] / allocated[q] if allocated[q] > 0 else 1.0 for q in QUANTITIES}
+
+
+def deficit(rates: ClassRates, slot_classes: Counter[str]) -> Deficit:
+    """The jobs to add: the classes' deficits against the slot jobs, largest first, up to the total rate's
+    deficit (rounded)."""
     missing = round(rates.total) - sum(slot_classes.values())
-    out: Counter[str] = Counter()
     gaps = {c: r - slot_classes[c] for c, r in rates.rate.items() if r - slot_classes[c] > 0}
+    share = min(1.0, missing / sum(gaps.values())) if missing > 0 and gaps else 0.0
+    expected = {q: share * sum(g * rates.sizes[c][q] for c, g in gaps.items()) for q in QUANTITIES}
+    out: Counter[str] = Counter()
     while missing > 0 and gaps:
         c = max(gaps, key=lambda k: (gaps[k], k))
         out[c] += 1
@@ -94,4 +121,4 @@ def deficit(rates: ClassRates, slot_classes: Counter[str]) -> Counter[str]:
         gaps[c] -= 1
         if gaps[c] <= 0:
             del gaps[c]
-    return out
+    return Deficit(out, expected)

@@ -12,7 +12,6 @@ error, byte-weighted error (sum |error| / sum actual), a trimmed mean, and per-j
 from __future__ import annotations
 
 import bisect
-import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -58,16 +57,17 @@ class Point:
 
 
 def conformal(ratios: Sequence[float], coverage: float) -> tuple[float, float] | None:
-    """The split-conformal interval of actual / predicted from earlier ratios: the k-th and l-th smallest
-    with k = floor((n+1)(1-c)/2), l = ceil((n+1)(1+c)/2), which holds a new exchangeable ratio with
-    probability >= c; None while n is too small for l <= n."""
+    """The interval of actual / predicted from n earlier ratios: their quantiles at the plotting positions
+    (n+1)(1-c)/2 and (n+1)(1+c)/2 (numpy's "weibull" method, linear between order statistics). For
+    exchangeable ratios the order statistic at position p holds the next one below it with probability
+    p / (n+1), so the interval's expected coverage is c (split-conformal prediction, without its
+    rounding up, which over-covers a short history by up to 2 / (n+1)); None while a position is outside
+    [1, n] (n < 2 / (1-c) - 1: 9 ratios for 80 %)."""
     n = len(ratios)
-    eps = 1e-9  # (n+1)(1+c)/2 is often an integer computed as a hair above it
-    k, l = math.floor((n + 1) * (1 - coverage) / 2 + eps), math.ceil((n + 1) * (1 + coverage) / 2 - eps)
-    if k < 1 or l > n:
+    if (n + 1) * (1 - coverage) / 2 < 1 - 1e-9:
         return None
-    ordered = sorted(ratios)
-    return ordered[k - 1], ordered[l - 1]
+    lo, hi = np.quantile(np.asarray(ratios, dtype=np.float64), [(1 - coverage) / 2, (1 + coverage) / 2], method="weibull")
+    return float(lo), float(hi)
 
 
 class _Record:

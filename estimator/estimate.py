@@ -186,10 +186,10 @@ def _adhoc(past: Sequence[Instance], slot_jobs: Sequence[tuple[JobSpec, dict[str
     if rates.windows < options.season.min_history:
         return []
     add = deficit(rates, Counter(size_class(d["predicted"]["input_bytes"], d["predicted"]["shuffle_bytes"]) for _, d in slot_jobs))
-    n, out = sum(add.values()), []
-    for k, cls in enumerate(sorted(add.elements())):
+    n, out, scale = sum(add.jobs.values()), [], add.scale(rates)
+    for k, cls in enumerate(sorted(add.jobs.elements())):
         arrival = options.at + options.horizon * ((k + 0.5) / n)
-        predicted = rates.sizes[cls]
+        predicted = {q: v * scale[q] for q, v in rates.sizes[cls].items()}
         sizes = {q: v * (1.0 + options.slack) for q, v in predicted.items()}
         reducers = math.ceil(sizes["shuffle_bytes"] / REDUCER_BYTES) if sizes["shuffle_bytes"] > 0 else 0
         params = MRCuteParams(None, None, None, None, None, reducers, runs=0, from_profile=False)

@@ -5,6 +5,11 @@ Its true input size at a slot is base x slot factor x (weekend factor on weekend
 the observed size is the truth times (1 + e), e ~ Normal(0, noise), and, with probability
 ``outlier_rate``, times a factor of 3 (an odd day). Arrivals are jittered around the slot time.
 Shuffle and output follow from per-job selectivities with the same noise.
+
+Real traces also hold what this model alone lacks, so a spec may add: ``irregular_jobs`` recurring
+jobs that run once a day at a random time of day (a key matched by input path, not by schedule), and
+``adhoc_per_day`` one-off jobs (never seen again) at random times with log-uniform inputs of 1 kB to
+1 TB, a third of them map-only; a one-off job's truth is its own size.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ class SyntheticSpec:
     outlier_rate: float = 0.0
     start: datetime = datetime(2026, 1, 5, tzinfo=UTC)  # a Monday
     seed: int = 0
+    irregular_jobs: int = 0
+    adhoc_per_day: int = 0
 
 
 @dataclass(frozen=True)
@@ -41,10 +48,11 @@ class _Job:
     weekend_factor: float
     map_selectivity: float
     reduce_selectivity: float
+    irregular: bool = False
 
 
-def _job(rng: np.random.Generator, index: int) -> _Job:
-    n = int(rng.integers(1, 4))
+def _job(rng: np.random.Generator, index: int, irregular: bool = False) -> _Job:
+    n = 1 if irregular else int(rng.integers(1, 4))
     slots = np.sort(rng.choice(np.arange(0, 22 * 4), size=n, replace=False) * 900.0 + 1800.0)
     return _Job(
         key=f"synthetic-{index:02d}",
@@ -55,6 +63,7 @@ def _job(rng: np.random.Generator, index: int) -> _Job:
         weekend_factor=float(rng.uniform(0.3, 0.8)),
         map_selectivity=float(np.exp(rng.uniform(np.log(0.5), np.log(8.0)))),
         reduce_selectivity=float(np.exp(rng.uniform(np.log(0.5), np.log(8.0)))),
+        irregular=irregular,
     )
 
 
@@ -69,7 +78,8 @@ def _runs_on_day(job: _Job, spec: SyntheticSpec, rng: np.random.Generator, day: 
         truth = (true_input, true_input / job.map_selectivity, true_input / job.map_selectivity / job.reduce_selectivity)
         odd = 3.0 if rng.random() < spec.outlier_rate else 1.0
         observed = [max(1.0, t * odd * (1.0 + rng.normal(0.0, spec.noise))) for t in truth]
-        submit = date + timedelta(seconds=slot + float(rng.normal(0.0, spec.arrival_jitter_s)))
+        at = float(rng.uniform(0.0, 86_000.0)) if job.irregular else slot + float(rng.normal(0.0, spec.arrival_jitter_s))
+        submit = date + timedelta(seconds=at)
         run = JobRun(
             run_id=f"synthetic:{job.key}:{submit:%Y%m%dT%H%M%S}",
             recurring_key=job.key,
@@ -86,10 +96,24 @@ def _runs_on_day(job: _Job, spec: SyntheticSpec, rng: np.random.Generator, day: 
     return out
 
 
+def _adhoc_on_day(spec: SyntheticSpec, rng: np.random.Generator, day: int) -> list[tuple[JobRun, tuple[float, float, float]]]:
+    out = []
+    for j in range(spec.adhoc_per_day):
+        size = float(10 ** rng.uniform(3, 12))
+        shuffle = 0.0 if j % 3 == 0 else size / float(np.exp(rng.uniform(np.log(0.5), np.log(8.0))))
+        submit = spec.start + timedelta(days=day, seconds=float(rng.uniform(0.0, 86_000.0)))
+        run = JobRun(run_id=f"synthetic:adhoc-{day}-{j}", recurring_key=f"adhoc-{day}-{j}", name=f"query-{day}-{j}", source="synthetic",
+                     submit_time=submit, input_bytes=int(size), shuffle_bytes=int(shuffle), output_bytes=int(max(shuffle, size) / 4),
+                     map_tasks=max(1, int(np.ceil(size / (128 * 2**20)))), reduce_tasks=max(1, int(np.ceil(shuffle / GB))) if shuffle else 0)
+        out.append((run, (float(run.input_bytes), float(run.shuffle_bytes), float(run.output_bytes))))
+    return out
+
+
 def synthetic_history(spec: SyntheticSpec) -> tuple[list[JobRun], dict[str, tuple[float, float, float]]]:
     """The runs, oldest first, and the true (input, shuffle, output) bytes of each run by run id."""
     rng = np.random.default_rng(spec.seed)
-    jobs = [_job(rng, i) for i in range(spec.jobs)]
+    jobs = [_job(rng, i) for i in range(spec.jobs)] + [_job(rng, spec.jobs + i, irregular=True) for i in range(spec.irregular_jobs)]
     pairs = [p for day in range(7 * spec.weeks) for job in jobs for p in _runs_on_day(job, spec, rng, day)]
+    pairs += [p for day in range(7 * spec.weeks) for p in _adhoc_on_day(spec, rng, day)]
     pairs.sort(key=lambda p: p[0].submit_time)
     return [r for r, _ in pairs], {r.run_id: t for r, t in pairs}

@@ -50,11 +50,11 @@ def test_earlier_windows_are_the_same_time_on_previous_days_or_previous_periods(
 
 def test_deficit_fills_the_rate_the_slots_leave_largest_gap_first():
     rates = class_rates(instances(adhoc_history(6))["etl0"], T0 + timedelta(days=6), timedelta(days=1), SEASON)
-    assert rates.total == 1 and deficit(rates, Counter({"in1e9": 1})) == Counter()
+    assert rates.total == 1 and deficit(rates, Counter({"in1e9": 1})).jobs == Counter()
     many = class_rates(sorted((i for v in instances(adhoc_history(6)).values() for i in v), key=lambda i: i.time),
                        T0 + timedelta(days=6), timedelta(days=1), SEASON)
     assert many.total == pytest.approx(42)
-    add = deficit(many, Counter({"in1e9": 2}))
+    add = deficit(many, Counter({"in1e9": 2})).jobs
     assert sum(add.values()) == 40 and all(many.rate[c] >= n - 1 for c, n in add.items())
 
 
@@ -82,3 +82,19 @@ def test_horizon_backtest_compares_totals_with_the_naive_rate():
     summary = summarize_horizons(periods)
     assert summary["jobs"]["estimated_median_ape"] == 0 and summary["jobs"]["naive_within_20pct"] == 1
     assert summary["input_bytes"]["estimated_median_ape"] < 0.6
+
+
+def test_added_jobs_carry_the_expected_bytes_of_classes_too_rare_for_a_whole_job():
+    rates = class_rates(sorted((i for v in instances(adhoc_history(6)).values() for i in v), key=lambda i: i.time),
+                        T0 + timedelta(days=6), timedelta(days=1), SEASON)
+    add = deficit(rates, Counter({"in1e9": 2}))
+    expected = sum(g * rates.sizes[c]["input_bytes"] for c, g in rates.rate.items()) - 2 * rates.sizes["in1e9"]["input_bytes"]
+    scale = add.scale(rates)
+    carried = sum(n * rates.sizes[c]["input_bytes"] * scale["input_bytes"] for c, n in add.jobs.items())
+    assert carried == pytest.approx(add.expected["input_bytes"]) and add.expected["input_bytes"] == pytest.approx(expected, rel=0.05)
+
+
+def test_weekend_periods_compare_with_earlier_weekend_days():
+    saturday = T0 + timedelta(days=19)  # T0 is a Monday
+    windows = earlier_windows(saturday, timedelta(hours=2), Season(), T0)
+    assert [w[0].weekday() for w in windows] == [6, 5, 6, 5]  # Sun, Sat of the week before, then the first weekend
