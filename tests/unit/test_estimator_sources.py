@@ -22,7 +22,7 @@ from estimator.sources.swim import read_swim, swim_key
 from estimator.sources.tabular import read_csv, read_json
 from estimator.store import HistoryStore
 
-SWIM = Path("/work/shared/data/swim/FB-2009_samples_24_times_1hr_0.tsv")
+SWIM = Path(__file__).resolve().parents[1] / "data/swim/FB-2009_samples_24_times_1hr_0.tsv"
 HEADER = "name,submit_time,start_time,finish_time,input_bytes,shuffle_bytes,output_bytes,map_tasks,reduce_tasks\n"
 
 
