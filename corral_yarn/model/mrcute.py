@@ -51,15 +51,15 @@ def rack_latency(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike) -> Se
 
 
 def write_latency(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike, model: MRCutePlus) -> Seconds:
-    """T_write of MRCute+: each writer sends output x (replication - 1) / writers to the other replicas."""
+    """T_write of MRCute+: each writer's share of the output x (replication - 1) goes to the other replicas."""
     r = np.asarray(racks, dtype=np.float64)
     m = float(cluster.machines_per_rack)
     nic, oversub = cluster.nic_bandwidth_bytes_per_s, cluster.oversubscription
     writers = np.minimum(r * m, stage.reduce_tasks or stage.map_tasks)  # the machines holding the writing tasks
+    if model.output_replicas_leave_racks:  # HDFS's pipeline: one copy leaves R_j at B_M / O, the next hops are outside R_j
+        return stage.output_bytes * min(1, model.replication - 1) / writers / (nic / oversub)
+    # all replication - 1 hops inside R_j split like the shuffle (§3.1.2): (r-1)/r over the core, 1/r in the rack
     copies = stage.output_bytes * (model.replication - 1) / writers
-    if model.output_replicas_leave_racks:  # every further replica leaves R_j: all of it over the core, at B_M / O
-        return copies / (nic / oversub)
-    # replicas inside R_j split like the shuffle (§3.1.2): (r-1)/r over the core, 1/r within the rack
     return np.maximum(copies * (r - 1.0) / r / (nic / oversub), copies / r * (m - 1.0) / m / (nic - nic / oversub))
 
 

@@ -17,14 +17,16 @@ from test_model_mrcute import cluster, stage
 
 
 def test_write_term_when_the_other_replicas_leave_the_racks() -> None:
-    # r = 1: writers = min(4 machines, 6 reduces) = 4; each sends 1200 x (3 - 1) / 4 = 600 B over B_M/O: 600 / 25 = 24
-    # r = 2: writers = min(8, 6) = 6; 2400 / 6 = 400 B; 400 / 25 = 16
+    # HDFS's pipeline: the writer sends one copy out of R_j (replica 2), replica 2 forwards to replica 3 outside R_j
+    # r = 1: writers = min(4 machines, 6 reduces) = 4; each sends 1200 / 4 = 300 B over B_M/O: 300 / 25 = 12
+    # r = 2: writers = min(8, 6) = 6; 1200 / 6 = 200 B; 200 / 25 = 8
     t = write_latency(stage(), cluster(), np.array([1, 2]), MRCutePlus())
-    assert t == pytest.approx([24.0, 16.0])
+    assert t == pytest.approx([12.0, 8.0])
+    assert write_latency(stage(), cluster(), np.array([1, 2]), MRCutePlus(replication=2)) == pytest.approx([12.0, 8.0])
 
 
 def test_write_term_when_the_replicas_stay_in_the_racks() -> None:
-    # r = 1: all in the rack: 600 x 3/4 / 75 = 6 (no core)
+    # both hops inside R_j: 1200 x (3 - 1) / writers. r = 1: 600 B all in the rack: 600 x 3/4 / 75 = 6 (no core)
     # r = 2: 400 B: core 400 x 1/2 / 25 = 8, rack 400 x 1/2 x 3/4 / 75 = 2; max = 8
     t = write_latency(stage(), cluster(), np.array([1, 2]), MRCutePlus(output_replicas_leave_racks=False))
     assert t == pytest.approx([6.0, 8.0])
@@ -41,10 +43,10 @@ def test_waves() -> None:
 
 
 def test_mrcute_plus_job_latency() -> None:
-    # 10 + 2 x (35 + 24) + 1 x 5 = 133 on one rack; 10 + 2 x (20 + 16) + 1 x 3 = 85 on two
+    # 10 + 2 x (35 + 12) + 1 x 5 = 109 on one rack; 10 + 2 x (20 + 8) + 1 x 3 = 69 on two
     plus = cluster().model_copy(update={"model": MRCutePlus(scale=2.0, job_startup_s=10.0, task_startup_s=1.0)})
     job = JobSpec(name="j", stages=[stage()])
-    assert job_rack_latency(job, plus, np.array([1, 2])) == pytest.approx([133.0, 85.0])
+    assert job_rack_latency(job, plus, np.array([1, 2])) == pytest.approx([109.0, 69.0])
     assert job_rack_latency(job, cluster(), np.array([1, 2])) == pytest.approx([35.0, 20.0])  # "paper" is the default
 
 
@@ -52,7 +54,7 @@ def test_job_constant_is_paid_once_per_dag() -> None:
     # two stages in a chain: 2 x L+(1) with zero startup, plus the job constant once
     plus = cluster().model_copy(update={"model": MRCutePlus(job_startup_s=7.0)})
     dag = JobSpec(name="d", stages=[stage("a"), stage("b", after=["a"])])
-    assert job_rack_latency(dag, plus, 1) == pytest.approx(7.0 + 2 * (35.0 + 24.0))
+    assert job_rack_latency(dag, plus, 1) == pytest.approx(7.0 + 2 * (35.0 + 12.0))
 
 
 def test_cluster_spec_selects_the_model_from_json() -> None:
