@@ -162,7 +162,7 @@ def _unusable(r: JobRun, p: MRCuteParams) -> str | None:
 def fit_model(observed: Sequence[ObservedRun], cluster: ClusterSpec, template: MRCutePlus | None = None) -> MRCutePlus:
     """MRCute+'s scale, per-job and per-task start-up costs by non-negative least squares on relative error.
 
-    actual = scale x (L(r) + T_write(r)) + task_startup x waves(r) + job_startup for every run; rows are
+    actual = scale x (T_map + T_shuffle + max(T_reduce, T_write))(r) + task_startup x waves(r) + job_startup for every run; rows are
     divided by the actual duration so that each run weighs by its relative error, the figure reported.
     """
     template = template or MRCutePlus()

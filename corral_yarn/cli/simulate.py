@@ -16,9 +16,10 @@ from corral_yarn.planner.schedule import SCENARIOS
 from corral_yarn.sim import RunSpec, simulate
 from corral_yarn.sim.network import SHARING
 from corral_yarn.sim.experiments import reduction, run_all
+from corral_yarn.sim.metrics import OfferedLoad, offered_load
 from corral_yarn.sim.report import write_report
 from corral_yarn.sim.schedulers import SCHEDULERS
-from corral_yarn.sim.workloads import perturb, scale_sizes, spread_arrivals, swim_replay, with_adhoc
+from corral_yarn.sim.workloads import DEFAULT_SCALE, perturb, scale_sizes, spread_arrivals, swim_replay, with_adhoc
 from corral_yarn.workloads import w1_like
 
 log = logging.getLogger(__name__)
@@ -73,7 +74,8 @@ def _run_sim_workload(args: argparse.Namespace) -> int:
     if args.predicted_out:
         io.save(predicted, args.predicted_out)
     adhoc = sum(1 for j in actual.jobs if j.recurring_key is None)
-    print(f"wrote {len(actual.jobs)} jobs ({adhoc} ad hoc) to {args.out}" + (f", the prediction to {args.predicted_out}" if args.predicted_out else ""))
+    print(f"wrote {len(actual.jobs)} jobs ({adhoc} ad hoc, bytes x {args.scale:g}) to {args.out}"
+          + (f", the prediction to {args.predicted_out}" if args.predicted_out else ""))
     return 0
 
 
@@ -89,7 +91,8 @@ def _add_sim_workload(subparsers: argparse._SubParsersAction) -> None:
     w.add_argument("--swim-start", type=non_negative_float, default=0.0, metavar="S", help="second of the trace the window starts at (default 0)")
     w.add_argument("--cluster", type=Path, metavar="C.json", help="with swim: the cluster the trace's bytes are scaled to (machines / 600)")
     w.add_argument("--adhoc", type=non_negative_int, default=0, metavar="N", help="add N W1-like ad hoc jobs (no recurring key: the plan ignores them; §4.5.5)")
-    w.add_argument("--scale", type=positive_float, default=1.0, metavar="F", help="every job's bytes x F, same task counts (default 1)")
+    w.add_argument("--scale", type=positive_float, default=DEFAULT_SCALE, metavar="F",
+                   help="every job's bytes x F, same task counts (default 8: the thesis's cluster load, §4.5.6; 1: W1-like as generated)")
     w.add_argument("--size-error", type=_share, default=0.0, metavar="X", help="what runs has each job's sizes off by a uniform factor in [1-X, 1+X] (§4.5.6)")
     w.add_argument("--arrival-error", type=non_negative_float, default=0.0, metavar="T", help="... and arrivals off by a uniform [-T, T] seconds")
     w.add_argument("--error-fraction", type=_fraction, default=1.0, metavar="F", help="share of the jobs whose arrival is off (default 1)")
@@ -136,8 +139,21 @@ def _spec(args: argparse.Namespace, scheduler: str, network: str) -> RunSpec:
     return RunSpec(scheduler, network, args.scenario, args.seed, args.background_share, args.output_replication)
 
 
+def _offered(args: argparse.Namespace, cluster, workload) -> OfferedLoad:
+    """Print what the workload asks of the cluster before it runs (every run's output starts with it)."""
+    load = offered_load(workload, cluster, args.scenario, args.background_share, args.output_replication)
+    if load.slot_load is None:
+        print(f"offered load: {load.jobs} jobs at 0 s (batch), {load.task_hours:.1f} task-hours, "
+              f"{load.spread_cross_rack_bytes / 1e12:.3f} TB across the core if spread over every rack")
+    else:
+        print(f"offered load: {load.jobs} jobs over {load.span_s:.0f} s ({load.jobs_per_hour:.0f} jobs/h): "
+              f"slot load {100 * load.slot_load:.1f} %, core load {100 * load.core_load:.1f} % of the rack uplinks left by the background")
+    return load
+
+
 def _run_simulate(args: argparse.Namespace) -> int:
     cluster, workload, predicted, plan = _inputs(args)
+    _offered(args, cluster, workload)
     result = simulate(cluster, workload, _spec(args, args.scheduler, args.network), plan=plan, predicted=predicted)
     io.save(result, args.out)
     if args.report:
@@ -148,9 +164,10 @@ def _run_simulate(args: argparse.Namespace) -> int:
 
 def _run_compare(args: argparse.Namespace) -> int:
     cluster, workload, predicted, plan = _inputs(args)
+    load = _offered(args, cluster, workload)
     specs = [_spec(args, s, n) for s in args.schedulers for n in args.networks]
     results = run_all(cluster, workload, tqdm(specs, desc="simulating", unit="run", disable=None), predicted=predicted, plan=plan)
-    doc = {"schema_version": COMPARE_SCHEMA, "runs": [r.model_dump(mode="json") for r in results]}
+    doc = {"schema_version": COMPARE_SCHEMA, "offered_load": load.model_dump(mode="json"), "runs": [r.model_dump(mode="json") for r in results]}
     io.write_atomic(args.out, json.dumps(doc, indent=2) + "\n")
     if args.report:
         write_report(results, args.report, title="Simulation: comparison")
@@ -164,4 +181,5 @@ def _print_summary(results) -> None:
         s = r.summary
         gain = reduction(s.mean_completion_s, base.mean_completion_s)
         print(f"{r.label:24s} makespan {s.makespan_s:9.1f} s  mean {s.mean_completion_s:8.1f} s  median {s.median_completion_s:8.1f} s  "
-              f"p90 {s.p90_completion_s:8.1f} s  cross-rack {s.cross_rack_bytes / 1e12:8.3f} TB  mean vs first {100 * gain:+.1f} %")
+              f"p90 {s.p90_completion_s:8.1f} s  cross-rack {s.cross_rack_bytes / 1e12:8.3f} TB  "
+              f"slot load {100 * s.mean_slot_load:5.1f} %  core load {100 * s.mean_core_load:5.1f} %  mean vs first {100 * gain:+.1f} %")

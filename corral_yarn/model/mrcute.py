@@ -51,16 +51,19 @@ def rack_latency(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike) -> Se
 
 
 def write_latency(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike, model: MRCutePlus) -> Seconds:
-    """T_write of MRCute+: each writer sends output x (replication - 1) / writers to the other replicas."""
+    """T_write of MRCute+: the copies of the output sent to the other replicas, over the writers' NICs
+    and R_j's share of the core, whichever is smaller."""
     r = np.asarray(racks, dtype=np.float64)
     m = float(cluster.machines_per_rack)
     nic, oversub = cluster.nic_bandwidth_bytes_per_s, cluster.oversubscription
-    writers = np.minimum(r * m, stage.reduce_tasks or stage.map_tasks)  # the machines holding the writing tasks
-    copies = stage.output_bytes * (model.replication - 1) / writers
-    if model.output_replicas_leave_racks:  # every further replica leaves R_j: all of it over the core, at B_M / O
-        return copies / (nic / oversub)
-    # replicas inside R_j split like the shuffle (§3.1.2): (r-1)/r over the core, 1/r within the rack
-    return np.maximum(copies * (r - 1.0) / r / (nic / oversub), copies / r * (m - 1.0) / m / (nic - nic / oversub))
+    writers_nic = np.minimum(r * m, stage.reduce_tasks or stage.map_tasks) * nic  # the machines holding the writing tasks
+    core = np.minimum(writers_nic, r * m * nic / oversub)  # R_j's uplinks: r m B_M / O
+    if model.output_replicas_leave_racks:  # HDFS's pipeline: one copy leaves R_j, the next hops are outside R_j
+        return stage.output_bytes * min(1, model.replication - 1) / core
+    # all replication - 1 hops inside R_j split like the shuffle (§3.1.2): (r-1)/r over the core, 1/r in the rack
+    copies = stage.output_bytes * (model.replication - 1)
+    in_rack = np.minimum(writers_nic, r * m * (nic - nic / oversub))
+    return np.maximum(copies * (r - 1.0) / r / core, copies / r * (m - 1.0) / m / in_rack)
 
 
 def rack_waves(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike) -> NDArray[np.float64]:
@@ -71,12 +74,16 @@ def rack_waves(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike) -> NDAr
 
 
 def plus_terms(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike, model: MRCutePlus) -> tuple[Seconds, NDArray[np.float64]]:
-    """(L(r) + T_write, waves): the two per-stage regressors of MRCute+, scaled by ``scale`` and ``task_startup_s``."""
-    return rack_latency(stage, cluster, racks) + write_latency(stage, cluster, racks, model), rack_waves(stage, cluster, racks)
+    """(T_map + T_shuffle + max(T_reduce, T_write), waves): the per-stage regressors of MRCute+, scaled by
+    ``scale`` and ``task_startup_s``. Reducers write while they reduce, so the slower of the two sets the pace."""
+    r = np.asarray(racks, dtype=np.float64)
+    t_reduce = _map_and_reduce(stage, cluster, r * cluster.machines_per_rack)[2]
+    extra = np.maximum(write_latency(stage, cluster, r, model) - t_reduce, 0.0)
+    return rack_latency(stage, cluster, r) + extra, rack_waves(stage, cluster, r)
 
 
 def plus_rack_latency(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike, model: MRCutePlus) -> Seconds:
-    """L+(r) of one stage = scale x (T_map + T_shuffle + T_reduce + T_write) + task start-up x waves."""
+    """L+(r) of one stage = scale x (T_map + T_shuffle + max(T_reduce, T_write)) + task start-up x waves."""
     base, waves = plus_terms(stage, cluster, racks, model)
     return model.scale * base + model.task_startup_s * waves
 

@@ -64,6 +64,9 @@ class Simulator:
         self.free_map = self.machines * cluster.map_slots_per_machine
         self.free_reduce = self.machines * cluster.reduce_slots_per_machine
         self.disk = cluster.disk_bandwidth_bytes_per_s
+        plus = cluster.model if cluster.model != "paper" else None  # MRCute+'s start-up costs, run as delays (docs/model.md)
+        self.job_startup_s = plus.job_startup_s if plus else 0.0
+        self.task_startup_s = plus.task_startup_s if plus else 0.0
         self.net = FlowTable(self.topology, config.network)
         self.rng = np.random.default_rng(config.seed)
         self.now = 0.0
@@ -85,7 +88,7 @@ class Simulator:
             for stage in job.stages.values():
                 if not stage.spec.after:
                     self._place_input(stage, self.policy.place(job, stage.spec, self.rng, self.stored))
-            self.at(job.arrival_s, lambda job=job: self._arrive(job))
+            self.at(job.arrival_s + self.job_startup_s, lambda job=job: self._arrive(job))  # the AM starts first
         while self.events or self.net.busy:
             t_event = self.events[0][0] if self.events else math.inf
             t = min(t_event, self.net.next_finish(self.now))
@@ -187,7 +190,7 @@ class Simulator:
         self.local_maps += k
         self.local_read_bytes += k * stage.split_bytes
         start = self.now
-        self.at(start + stage.split_bytes / map_rate(stage.spec, self.disk), lambda: self._maps_done(job, stage, rack, k, start))
+        self.at(start + self.task_startup_s + stage.split_bytes / map_rate(stage.spec, self.disk), lambda: self._maps_done(job, stage, rack, k, start))
 
     def _start_remote_maps(self, job: JobRun, stage: StageRun, rack: int, blocks: list[int]) -> None:
         """k maps reading their splits from other racks: one flow loading each source rack's uplink
@@ -200,12 +203,20 @@ class Simulator:
         links = [Topology.link(rack, LOCAL), Topology.link(rack, DOWN), *(LINKS_PER_RACK * others + UP)]
         coefs = [sources[rack], float(sources[others].sum()), *sources[others]]
         start = self.now
-        self.net.add(Flow(
+        flow = Flow(
             links=np.array(links, dtype=np.int64), coefs=np.array(coefs), volume=k * stage.split_bytes, weight=float(k),
             cap=k * map_rate(stage.spec, self.disk), coflow=3 * stage.uid, kind="read",
             cross_rack_fraction=float(sources[others].sum()),
             on_done=lambda t: self._maps_done(job, stage, rack, k, start),
-        ))
+        )
+        self._after_startup(lambda: self.net.add(flow))
+
+    def _after_startup(self, action: Callable[[], None]) -> None:
+        """Run a task cohort's first step once its containers have started (MRCute+'s task start-up)."""
+        if self.task_startup_s > 0:
+            self.at(self.now + self.task_startup_s, action)
+        else:
+            action()
 
     def _read_source(self, job: JobRun, replicas: np.ndarray) -> int:
         """The replica a remote map reads: one inside the job's racks if any, else a random one."""
@@ -231,7 +242,7 @@ class Simulator:
         volume = k * stage.spec.shuffle_bytes / stage.spec.reduce_tasks
         total = stage.map_output_by_rack.sum()
         if volume <= 0 or total <= 0:
-            self._start_write(job, stage, rack, k, start)
+            self._after_startup(lambda: self._start_write(job, stage, rack, k, start))
             return
         share = stage.map_output_by_rack / total  # f_a: where the map output sits
         m = float(self.machines[rack])
@@ -242,12 +253,13 @@ class Simulator:
         if others.size:
             links += [Topology.link(rack, DOWN), *(LINKS_PER_RACK * others + UP)]
             coefs += [float(share[others].sum()), *share[others]]
-        self.net.add(Flow(
+        flow = Flow(
             links=np.array(links, dtype=np.int64), coefs=np.array(coefs), volume=volume,
             weight=float(k * self.config.parallel_copies), cap=min(k, int(m)) * self.topology.nic,
             coflow=3 * stage.uid + 1, kind="shuffle", cross_rack_fraction=float(1.0 - share[rack]),
             on_done=lambda t: self._start_write(job, stage, rack, k, start),
-        ))
+        )
+        self._after_startup(lambda: self.net.add(flow))
 
     def _start_write(self, job: JobRun, stage: StageRun, rack: int, k: int, start: float) -> None:
         """Reduce at B_reduce while HDFS writes the output: first replica on the local disk, the

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from corral_yarn.contracts import ClusterSpec
+from corral_yarn.contracts import ClusterSpec, Scenario, Workload
 from corral_yarn.model import latency_table
-from corral_yarn.sim.state import JobRun
+from corral_yarn.sim.flows import UP, LINKS_PER_RACK, Topology
+from corral_yarn.sim.state import JobRun, map_rate, reduce_rate
 
 RESULT_SCHEMA = "corral-yarn/sim-result/v1"
 
@@ -44,6 +45,7 @@ class Summary(BaseModel):
     local_read_bytes: float  # map input read from the map's own rack; with moved "read", all map input
     compute_hours: float
     mean_slot_load: float  # task-seconds / (task slots x makespan): the cluster load of §4.5.6
+    mean_core_load: float  # cross-rack bytes / (rack uplinks left by the background x makespan)
     rack_data_cov: float
     local_map_fraction: float
     map_tasks_run: int
@@ -107,6 +109,7 @@ def summarize(jobs: list[JobResult], sim) -> Summary:  # sim: engine.Simulator (
         local_read_bytes=sim.local_read_bytes,
         compute_hours=task_seconds / 3600.0,
         mean_slot_load=task_seconds / (slots * makespan) if makespan > 0 else 0.0,
+        mean_core_load=float(sum(sim.net.cross_rack_bytes.values())) / (uplinks(sim.topology) * makespan) if makespan > 0 else 0.0,
         rack_data_cov=cov(sim.stored),
         local_map_fraction=sim.local_maps / maps if maps else 1.0,
         map_tasks_run=maps,
@@ -119,3 +122,44 @@ def cov(values: np.ndarray) -> float:
     """Coefficient of variation, stdev / mean (0 without data)."""
     mean = float(np.mean(values))
     return float(np.std(values) / mean) if mean > 0 else 0.0
+
+
+def uplinks(topology: Topology) -> float:
+    """Bytes/s all racks can send to the core together (what background traffic leaves)."""
+    return float(topology.capacity[UP::LINKS_PER_RACK].sum())
+
+
+class OfferedLoad(BaseModel):
+    """What a workload asks of a cluster, before any scheduler runs it (thesis §4.5.6's cluster load).
+
+    ``slot_load``: the jobs' task-seconds at their rates over task slots x arrival span; ``core_load``:
+    the bytes that cross the core when tasks and data are spread over every rack (shuffle x (R-1)/R and
+    one copy of the output per HDFS's pipeline) over the rack uplinks x arrival span. Both None in batch
+    (every job at 0: no span)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    jobs: int
+    span_s: float
+    jobs_per_hour: float | None
+    task_hours: float
+    spread_cross_rack_bytes: float
+    slot_load: float | None
+    core_load: float | None
+
+
+def offered_load(workload: Workload, cluster: ClusterSpec, scenario: Scenario, background_share: float, output_replication: int) -> OfferedLoad:
+    disk, racks = cluster.disk_bandwidth_bytes_per_s, len(cluster.racks)
+    stages = [s for j in workload.jobs for s in j.stages]
+    task_s = sum(s.input_bytes / map_rate(s, disk) + (s.output_bytes / reduce_rate(s, disk) if s.reduce_tasks else 0.0) for s in stages)
+    cross = sum(s.shuffle_bytes * (racks - 1) / racks + (s.output_bytes if output_replication > 1 and racks > 1 else 0.0) for s in stages)
+    arrivals = [j.arrival_s for j in workload.jobs]
+    span = max(arrivals) - min(arrivals) if scenario == "online" else 0.0
+    topology = Topology.of(cluster, background_share)
+    slots = int(topology.machines.sum()) * (cluster.map_slots_per_machine + cluster.reduce_slots_per_machine)
+    return OfferedLoad(
+        jobs=len(workload.jobs), span_s=span, jobs_per_hour=len(workload.jobs) * 3600.0 / span if span > 0 else None,
+        task_hours=task_s / 3600.0, spread_cross_rack_bytes=cross,
+        slot_load=task_s / (slots * span) if span > 0 else None,
+        core_load=cross / (uplinks(topology) * span) if span > 0 else None,
+    )

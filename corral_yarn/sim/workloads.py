@@ -42,6 +42,11 @@ def _scale_stage(stage: StageSpec, factor: float) -> StageSpec:
     )
 
 
+# W1-like bytes x 8: the slot load of the thesis's W1 at its lightest (about 8 % at 50 jobs/h, §4.5.6), where the
+# core is the bottleneck; at x 1 the tasks are so short that placement hardly matters (docs/simulator.md)
+DEFAULT_SCALE = 8.0
+
+
 def scale_sizes(workload: Workload, factor: float) -> Workload:
     """Every job's bytes x ``factor`` with the same task counts (longer tasks, same parallelism)."""
     return Workload(jobs=[j.model_copy(update={"stages": [_scale_stage(s, factor) for s in j.stages]}) for j in workload.jobs])

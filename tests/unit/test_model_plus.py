@@ -17,17 +17,30 @@ from test_model_mrcute import cluster, stage
 
 
 def test_write_term_when_the_other_replicas_leave_the_racks() -> None:
-    # r = 1: writers = min(4 machines, 6 reduces) = 4; each sends 1200 x (3 - 1) / 4 = 600 B over B_M/O: 600 / 25 = 24
-    # r = 2: writers = min(8, 6) = 6; 2400 / 6 = 400 B; 400 / 25 = 16
+    # HDFS's pipeline: the writer sends one copy out of R_j (replica 2), replica 2 forwards to replica 3 outside R_j;
+    # the copy goes over min(writers x B_M, r m B_M / O)
+    # r = 1: writers = min(4 machines, 6 reduces) = 4: min(400, 100) = 100 B/s; 1200 / 100 = 12
+    # r = 2: writers = min(8, 6) = 6: min(600, 200) = 200 B/s; 1200 / 200 = 6
     t = write_latency(stage(), cluster(), np.array([1, 2]), MRCutePlus())
-    assert t == pytest.approx([24.0, 16.0])
+    assert t == pytest.approx([12.0, 6.0])
+    assert write_latency(stage(), cluster(), np.array([1, 2]), MRCutePlus(replication=2)) == pytest.approx([12.0, 6.0])
+    # one reducer: its NIC is the limit, min(1 x 100, 100) on one rack, min(100, 200) on two: 1200 / 100 = 12
+    assert write_latency(stage(reduce_tasks=1), cluster(), np.array([1, 2]), MRCutePlus()) == pytest.approx([12.0, 12.0])
 
 
 def test_write_term_when_the_replicas_stay_in_the_racks() -> None:
-    # r = 1: all in the rack: 600 x 3/4 / 75 = 6 (no core)
-    # r = 2: 400 B: core 400 x 1/2 / 25 = 8, rack 400 x 1/2 x 3/4 / 75 = 2; max = 8
+    # both hops inside R_j: 1200 x (3 - 1) = 2400 B. r = 1: all in the rack, 2400 x 3/4 / min(400, 4 x 75) = 6 (no core)
+    # r = 2: core 2400 x 1/2 / min(600, 200) = 6, rack 2400 x 1/2 x 3/4 / min(600, 600) = 1.5; max = 6
     t = write_latency(stage(), cluster(), np.array([1, 2]), MRCutePlus(output_replicas_leave_racks=False))
-    assert t == pytest.approx([6.0, 8.0])
+    assert t == pytest.approx([6.0, 6.0])
+
+
+def test_a_write_faster_than_the_reduce_adds_nothing() -> None:
+    # slow reducers (B_reduce = 5 B/s): T_reduce(1) = 2 x 200 / 5 = 80 > T_write = 12, so L+ = L = 35 - 8 + 80
+    slow = stage(reduce_rate_bytes_per_s=5.0)
+    plus = cluster().model_copy(update={"model": MRCutePlus()})
+    job = JobSpec(name="j", stages=[slow])
+    assert job_rack_latency(job, plus, 1) == pytest.approx(job_rack_latency(job, cluster(), 1)) == pytest.approx(107.0)
 
 
 def test_replication_one_writes_nothing_over_the_network() -> None:
@@ -41,18 +54,20 @@ def test_waves() -> None:
 
 
 def test_mrcute_plus_job_latency() -> None:
-    # 10 + 2 x (35 + 24) + 1 x 5 = 133 on one rack; 10 + 2 x (20 + 16) + 1 x 3 = 85 on two
+    # reducers write while they reduce: max(T_reduce, T_write) replaces T_reduce.
+    # r = 1: T_reduce = 8, T_write = 12: L = 35 - 8 + 12 = 39; 10 + 2 x 39 + 1 x 5 = 93
+    # r = 2: T_reduce = 1 x (1200 / 6) / 50 = 4, T_write = 6: L = 20 - 4 + 6 = 22; 10 + 2 x 22 + 1 x 3 = 57
     plus = cluster().model_copy(update={"model": MRCutePlus(scale=2.0, job_startup_s=10.0, task_startup_s=1.0)})
     job = JobSpec(name="j", stages=[stage()])
-    assert job_rack_latency(job, plus, np.array([1, 2])) == pytest.approx([133.0, 85.0])
+    assert job_rack_latency(job, plus, np.array([1, 2])) == pytest.approx([93.0, 57.0])
     assert job_rack_latency(job, cluster(), np.array([1, 2])) == pytest.approx([35.0, 20.0])  # "paper" is the default
 
 
 def test_job_constant_is_paid_once_per_dag() -> None:
-    # two stages in a chain: 2 x L+(1) with zero startup, plus the job constant once
+    # two stages in a chain: 2 x L+(1) = 2 x 39 with zero task start-up, plus the job constant once
     plus = cluster().model_copy(update={"model": MRCutePlus(job_startup_s=7.0)})
     dag = JobSpec(name="d", stages=[stage("a"), stage("b", after=["a"])])
-    assert job_rack_latency(dag, plus, 1) == pytest.approx(7.0 + 2 * (35.0 + 24.0))
+    assert job_rack_latency(dag, plus, 1) == pytest.approx(7.0 + 2 * 39.0)
 
 
 def test_cluster_spec_selects_the_model_from_json() -> None:

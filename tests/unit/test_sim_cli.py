@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from corral_yarn import io
 from corral_yarn.cli import main
-from corral_yarn.sim.workloads import perturb, scale_sizes, swim_replay, with_adhoc
+from corral_yarn.sim.metrics import offered_load
+from corral_yarn.sim.workloads import DEFAULT_SCALE, paper_simulation_cluster, perturb, scale_sizes, swim_replay, with_adhoc
 from corral_yarn.workloads import example_cluster, w1_like
 
 
@@ -24,12 +27,41 @@ def test_simulate_writes_result_and_report(tmp_path, capsys):
     assert (tmp_path / "rep" / "index.html").exists() and (tmp_path / "rep" / "completion_cdf.png").exists()
 
 
-def test_compare_runs_every_combination(tmp_path):
+def test_compare_runs_every_combination(tmp_path, capsys):
     args = _inputs(tmp_path)
     out = tmp_path / "all.json"
     assert main(["compare", *args, "--schedulers", "yarn-cs,corral", "--networks", "tcp,varys", "--scenario", "batch", "--out", str(out)]) == 0
-    runs = json.loads(out.read_text())["runs"]
+    doc = json.loads(out.read_text())
+    runs = doc["runs"]
     assert [r["label"] for r in runs] == ["yarn-cs+tcp", "yarn-cs+varys", "corral+tcp", "corral+varys"]
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("offered load: 8 jobs at 0 s (batch)") and doc["offered_load"]["slot_load"] is None
+    assert all("slot load" in line and "core load" in line for line in lines[1:])
+
+
+def test_every_run_prints_the_offered_and_measured_load(tmp_path, capsys):
+    args = _inputs(tmp_path)
+    assert main(["simulate", *args, "--scheduler", "yarn-cs", "--out", str(tmp_path / "r.json"), "--background-share", "0.5"]) == 0
+    first, run = capsys.readouterr().out.splitlines()
+    summary = json.loads((tmp_path / "r.json").read_text())["summary"]
+    workload, cluster = io.load_workload(tmp_path / "w.json"), io.load_cluster(tmp_path / "c.json")
+    load = offered_load(workload, cluster, "online", 0.5, 3)
+    assert first.startswith("offered load: 8 jobs over") and f"slot load {100 * load.slot_load:.1f} %" in first
+    assert f"core load {100 * load.core_load:.1f} %" in first
+    assert f"slot load {100 * summary['mean_slot_load']:5.1f} %" in run and f"core load {100 * summary['mean_core_load']:5.1f} %" in run
+    # core load: cross-rack bytes over the uplinks the background leaves (half of 7 racks x 30 x B_M / O) x makespan
+    uplinks = 0.5 * cluster.rack_core_bandwidth_bytes_per_s * len(cluster.racks)
+    assert summary["mean_core_load"] == pytest.approx(summary["cross_rack_bytes"] / (uplinks * summary["makespan_s"]))
+
+
+def test_the_default_workload_is_at_the_thesis_load_with_the_core_the_bottleneck():
+    # sim-workload's default (200 W1-like jobs over 15 min, bytes x 8) on the thesis's simulated cluster (§4.5.7):
+    # a slot load like W1's lightest in §4.5.6 (about 8 %), and more bytes to cross the core than it carries
+    default = scale_sizes(w1_like(200, seed=0, arrival_span_s=900), DEFAULT_SCALE)
+    load = offered_load(default, paper_simulation_cluster(), "online", 0.0, 3)
+    assert 0.05 < load.slot_load < 0.12 and load.core_load > 1.0
+    plain = offered_load(w1_like(200, seed=0, arrival_span_s=900), paper_simulation_cluster(), "online", 0.0, 3)
+    assert plain.slot_load < 0.02 and plain.core_load < 0.5  # x 1: neither slots nor core are busy
 
 
 def test_errors_are_one_line_and_write_nothing(tmp_path, capsys):
@@ -74,7 +106,7 @@ def test_sim_workload_writes_a_mix_scaled_as_asked(tmp_path, capsys):
     recurring = [j for j in written.jobs if j.recurring_key is not None]
     assert len(written.jobs) == 15 and all(j.name.startswith("adhoc-") for j in written.jobs if j.recurring_key is None)
     assert [j.input_bytes for j in recurring] == [4 * j.input_bytes for j in plain.jobs]
-    assert "wrote 15 jobs (3 ad hoc)" in capsys.readouterr().out
+    assert "wrote 15 jobs (3 ad hoc, bytes x 4)" in capsys.readouterr().out
 
 
 def test_sim_workload_with_errors_writes_what_runs_and_the_prediction(tmp_path):
@@ -82,7 +114,7 @@ def test_sim_workload_with_errors_writes_what_runs_and_the_prediction(tmp_path):
     assert main(["sim-workload", "--out", str(out), "--predicted-out", str(predicted), "--jobs", "10", "--size-error", "0.5",
                  "--arrival-error", "60"]) == 0
     runs, prediction = io.load_workload(out), io.load_workload(predicted)
-    assert prediction == w1_like(10, seed=0, arrival_span_s=900)
+    assert prediction == scale_sizes(w1_like(10, seed=0, arrival_span_s=900), 8.0)  # bytes x 8 by default
     assert runs == perturb(prediction, 0.5, 60.0, 1.0, seed=0) and runs != prediction
 
 
