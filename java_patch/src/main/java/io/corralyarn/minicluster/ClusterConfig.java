@@ -66,6 +66,10 @@ final class ClusterConfig {
     // Small blocks are allowed so tests and the demo can make multi-block files cheaply.
     c.put("dfs.namenode.fs-limits.min-block-size", "65536");
     c.put("dfs.datanode.du.reserved", "0");
+    // All DataNodes share one machine's disk and CPU, so one node's transfer count says nothing
+    // about its load; with considerLoad an upload's own pipeline made its rack's nodes "busier than
+    // twice the average", and the NameNode put R_j's replica on another rack (thesis §4.1).
+    c.put("dfs.namenode.redundancy.considerLoad", "false");
     return c;
   }
 
