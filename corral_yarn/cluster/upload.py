@@ -6,6 +6,11 @@ every new block has a chosen writer); segments go to the least-loaded rack of R_
 node, so the job's input is spread evenly over R_j and tasks in every rack of R_j find local data. The upload is atomic: everything is
 written under ``<target>._COPYING_`` (Hadoop's own name for a copy in progress), checked, then renamed;
 an interrupted upload leaves nothing at the target and a rerun starts the copy over.
+
+When R_j refuses a writer (a full or decommissioning DataNode), HDFS puts that block's first replica
+elsewhere. The upload then *repairs* the files holding such blocks before the rename: each is written
+again (WebHDFS has no way to move one replica) through DataNodes of R_j other than the ones whose
+segments left R_j, and kept if it has fewer blocks outside R_j.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import logging
 import math
 import posixpath
 import sys
+import time
 from collections import defaultdict
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -26,7 +32,7 @@ from tqdm import tqdm
 
 from corral_yarn.cluster.errors import ClusterError, UnreachableError
 from corral_yarn.cluster.topology import DataNodeInfo, Topology
-from corral_yarn.cluster.webhdfs import WebHdfs, hdfs_error
+from corral_yarn.cluster.webhdfs import BlockLocation, WebHdfs, hdfs_error
 from corral_yarn.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -64,6 +70,8 @@ class PlacementReport:
     blocks_in_rack_set: int
     replica_bytes_per_rack: dict[str, int] = field(default_factory=dict)
     rack_set_unavailable: bool = False  # R_j had no live DataNode: uploaded with HDFS's default placement
+    blocks_repaired: int = 0  # blocks first written outside R_j, in R_j after their file was rewritten
+    files_rewritten: int = 0
 
     @property
     def share_in_rack_set(self) -> float:
@@ -162,6 +170,8 @@ class RackAwareUploader:
                 with ThreadPoolExecutor(max_workers=self.threads) as pool:
                     list(pool.map(lambda p: self._write(p, temp, block, replication, bar), plans))
             report = self.verify(temp, plans, racks, rack_set_unavailable=not datanodes)
+            if datanodes and report.share_in_rack_set < 1.0:
+                report = self.repair(temp, plans, racks, datanodes, block, replication)
         except BaseException:
             self._discard(temp)
             raise
@@ -170,7 +180,7 @@ class RackAwareUploader:
         self._rename(temp, target)
         log.info("uploaded %s: %d blocks, %.0f%% with a replica in %s", target, report.blocks, 100 * report.share_in_rack_set, racks)
         if datanodes and report.share_in_rack_set < 1.0:
-            log.warning("%s: %d of %d blocks have no replica in %s (the NameNode found no good DataNode there for them)",
+            log.warning("%s: %d of %d blocks have no replica in %s after repair (the NameNode found no good DataNode there for them)",
                         target, report.blocks - report.blocks_in_rack_set, report.blocks, racks)
         return replace(report, target=target)
 
@@ -198,6 +208,50 @@ class RackAwareUploader:
                 self.client.create_through(path, data, writer, blocksize=block, replication=replication)
             else:
                 self.client.append_through(path, data, writer)
+
+    def repair(self, root: str, plans: list[FilePlan], racks: list[str], datanodes: list[DataNodeInfo], block: int,
+               replication: int | None, attempts: int = 3, pause_s: float = 1.0) -> PlacementReport:
+        """Rewrite the files with blocks outside R_j through other DataNodes of R_j; keep each rewrite that
+        has fewer such blocks. Returns the report of the repaired upload with the blocks it brought into R_j."""
+        before = self.verify(root, plans, racks, rack_set_unavailable=False)
+        rewritten = set()
+        for plan in plans:
+            for attempt in range(attempts):
+                time.sleep(pause_s * attempt)  # a refusal is often passing (a DataNode's heartbeat, its pending work)
+                path = posixpath.join(root, plan.relative) if plan.relative else root
+                outside = self._blocks_outside(path, racks)
+                if not outside:
+                    break
+                refused = {s.datanode.name for s in plan.segments if s.datanode
+                           and any(s.offset <= b.offset < s.offset + s.length for b in outside)}
+                others = [d for d in datanodes if d.name not in refused] or datanodes
+                fresh = plan_segments([(plan.local, plan.relative)], others, block)[0]
+                if self._rewrite(fresh, path, block, replication, racks, len(outside)):
+                    rewritten.add(plan.relative)
+                    plan = fresh
+        after = self.verify(root, plans, racks, rack_set_unavailable=False)
+        repaired = max(0, after.blocks_in_rack_set - before.blocks_in_rack_set)
+        log.info("%s: repaired %d of %d blocks outside %s by rewriting %d files", root, repaired,
+                 before.blocks - before.blocks_in_rack_set, racks, len(rewritten))
+        return replace(after, blocks_repaired=repaired, files_rewritten=len(rewritten))
+
+    def _blocks_outside(self, path: str, racks: list[str]) -> list[BlockLocation]:
+        wanted = {r.lower() for r in racks}
+        return [b for b in self.client.block_locations(path) if not any(r.lower() in wanted for r in b.racks)]
+
+    def _rewrite(self, plan: FilePlan, path: str, block: int, replication: int | None, racks: list[str],
+                 outside: int) -> bool:
+        """Write ``plan`` beside ``path``; replace ``path`` with it if fewer of its blocks are outside R_j."""
+        fresh = path + ".repair"
+        self.client.delete(fresh)
+        with tqdm(total=plan.size, disable=True) as bar:
+            self._write(replace(plan, relative=""), fresh, block, replication, bar)
+        if len(self._blocks_outside(fresh, racks)) >= outside:
+            self.client.delete(fresh)
+            return False
+        self.client.delete(path)
+        self.client.rename(fresh, path)
+        return True
 
     def verify(self, root: str, plans: list[FilePlan], racks: list[str], rack_set_unavailable: bool) -> PlacementReport:
         """Check every file's length and collect its blocks' racks into a PlacementReport."""

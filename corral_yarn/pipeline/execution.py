@@ -102,7 +102,7 @@ def upload_input(cluster: Cluster, run: PlannedRun) -> dict[str, Any]:
         raise InputError(f"no local input for {run.name} at {local} (catalog entry {run.job.key!r})")
     report: PlacementReport = cluster.uploader(topology).upload(local, run.hdfs_input, racks, block_bytes=run.job.block_bytes)
     return {"target": run.hdfs_input, "blocks": report.blocks, "uploaded": True, "blocks_in_rack_set": report.blocks_in_rack_set,
-            "bytes": report.bytes, "replica_bytes_per_rack": report.replica_bytes_per_rack}
+            "bytes": report.bytes, "replica_bytes_per_rack": report.replica_bytes_per_rack, "blocks_repaired": report.blocks_repaired}
 
 
 def check_priorities(runs: list[PlannedRun], max_priority: int) -> None:

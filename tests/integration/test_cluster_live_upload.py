@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tqdm import tqdm
 
 from corral_yarn.cluster import Cluster
-from corral_yarn.cluster.upload import TEMP_SUFFIX
+from corral_yarn.cluster.upload import TEMP_SUFFIX, plan_segments
 
 pytestmark = pytest.mark.integration
 BLOCK = 65536  # the embedded cluster's smallest allowed block size: many blocks from small files
@@ -120,3 +121,24 @@ def test_killed_upload_leaves_nothing_at_the_target_and_a_retry_completes_it(clu
     # The share in R_j right after a killed writer is not asserted: the NameNode may still count the dead
     # writer's transfers on R_j's DataNodes and skip them as too busy (HDFS's load check); seen: 0.88 to 1.0.
     assert 0.0 < float(share) <= 1.0
+
+
+def test_blocks_written_outside_the_rack_set_are_repaired_into_it(cluster: Cluster, tmp_path: Path) -> None:
+    """Blocks whose only replica left R_j (written through another rack's DataNode, as when R_j refuses the
+    writer) are rewritten through R_j's DataNodes: afterwards every block is in R_j and the content is intact."""
+    topo = cluster.topology()
+    rack, elsewhere = topo.racks[0], topo.racks[1]
+    local = payload(tmp_path / "stray", 6 * BLOCK + 17, 11)
+    target = "/it/upload/repaired"
+    cluster.hdfs.delete(target)
+    stray = plan_segments([(local, "")], topo.datanodes_in([elsewhere]), BLOCK)
+    uploader = cluster.uploader(topo)
+    with tqdm(disable=True) as bar:
+        uploader._write(stray[0], target, BLOCK, 1, bar)
+    plans = plan_segments([(local, "")], topo.datanodes_in([rack]), BLOCK)
+    assert uploader.verify(target, plans, [rack], False).blocks_in_rack_set == 0  # the repair has work to do
+    report = uploader.repair(target, plans, [rack], topo.datanodes_in([rack]), BLOCK, 1)
+    assert (report.blocks, report.blocks_in_rack_set, report.blocks_repaired, report.files_rewritten) == (7, 7, 7, 1)
+    assert report.racks_spanned == [rack]
+    with cluster.hdfs.read(target) as f:
+        assert f.read() == local.read_bytes()
