@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 JAVA_SOURCES := $(shell find java_patch/src -type f 2>/dev/null) java_patch/pom.xml
 
-.PHONY: setup demo test unit java-verify bench clean
+.PHONY: setup demo test unit java-verify bench clean setup-containers image cluster-up cluster-down deploy-check
 
 setup: $(VENV)/.installed java_patch/target/.built
 
@@ -36,6 +36,22 @@ unit: $(VENV)/.installed
 
 bench: setup
 	for b in benchmarks/bench_*.py; do echo "== $$b" >&2; $(PY) $$b; done
+
+# The container deployment (docs/deploy.md "In containers"): image, 7-container cluster, end-to-end check.
+setup-containers:
+	scripts/bootstrap.sh containers
+
+image: setup-containers
+	scripts/containers.sh image
+
+cluster-up: setup-containers
+	scripts/containers.sh up
+
+deploy-check: setup
+	scripts/containers.sh check
+
+cluster-down:
+	scripts/containers.sh down
 
 clean:
 	rm -rf $(VENV) .corral build *.egg-info java_patch/target

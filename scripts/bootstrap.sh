@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what corral-yarn needs from outside Python: a JDK 17, Maven, Python's venv module, iproute2 and
 # gcc (Debian packages), if absent.
-# Run by `make setup`; safe to run again.
+# Run by `make setup`; safe to run again. `bootstrap.sh containers` (make setup-containers) adds what the
+# container deployment needs where no docker engine runs: podman, runc, podman-compose and debootstrap.
 set -euo pipefail
 missing=()
 command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
@@ -10,6 +11,9 @@ python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)  
 # The shaped testbed (docs/testbed.md): network namespaces and tc, and a C compiler for its container shim.
 command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 || missing+=(iproute2)
 command -v cc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
+if [[ ${1:-} == containers ]] && ! { command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; }; then
+  for tool in podman runc podman-compose debootstrap; do command -v $tool >/dev/null 2>&1 || missing+=($tool); done
+fi
 if ((${#missing[@]})); then
   echo "bootstrap: installing ${missing[*]} with apt-get" >&2
   SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
