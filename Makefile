@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 JAVA_SOURCES := $(shell find java_patch/src -type f 2>/dev/null) java_patch/pom.xml
 
-.PHONY: setup demo test unit java-verify bench clean setup-containers image cluster-up cluster-down deploy-check
+.PHONY: setup demo test unit lint java-verify bench clean setup-containers image cluster-up cluster-down deploy-check
 
 setup: $(VENV)/.installed java_patch/target/.built
 
@@ -24,9 +24,13 @@ java_patch/target/.built: $(JAVA_SOURCES)
 demo: setup
 	$(VENV)/bin/corral demo
 
-# Everything: the JUnit suite (mvn verify), then pytest (unit and integration on the embedded cluster).
-test: setup java-verify
+# Everything: the layering (import-linter, .importlinter), the JUnit suite (mvn verify), then pytest
+# (unit and integration on the embedded cluster).
+test: setup lint java-verify
 	$(PY) -m pytest
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/lint-imports --no-cache
 
 java-verify:
 	java_patch/build.sh verify

@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -15,6 +17,8 @@ from corral_yarn.contracts import ClusterSpec, Plan, Workload
 from corral_yarn.errors import InputError
 
 M = TypeVar("M", bound=BaseModel)
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
+_UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
 def _field_path(loc: tuple[Any, ...]) -> str:
@@ -106,3 +110,19 @@ def inputs_sha256(*parts: BaseModel | dict[str, Any]) -> str:
         data = part.model_dump(mode="json") if isinstance(part, BaseModel) else part
         h.update(json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
     return h.hexdigest()
+
+
+def parse_time(text: str) -> datetime:
+    """An ISO 8601 time (UTC when it has no zone)."""
+    try:
+        t = datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"not an ISO 8601 time: {text!r} (e.g. 2026-11-22T00:00:00Z)") from None
+    return t.replace(tzinfo=UTC) if t.tzinfo is None else t
+
+
+def parse_duration(text: str) -> timedelta:
+    """A duration: a number with an optional unit s, m, h, d or w (seconds by default)."""
+    if not (m := _DURATION.match(text)) or float(m.group(1)) <= 0:
+        raise InputError(f"not a positive duration: {text!r} (e.g. 3600, 90m, 24h, 1d)")
+    return timedelta(seconds=float(m.group(1)) * _UNIT_S[m.group(2)])

@@ -74,7 +74,7 @@ def profile(cluster: Cluster, job: MapReduceJob, key: str, racks: list[str], sam
     cluster.rm.wait(app.app_id, timeout_s=1800)
     job_id = job_id_of(app.app_id)
     cluster.history.wait_for_job(job_id)
-    source = JobHistorySource(cluster.history.rest.base_url, RecurringKey(), rest=cluster.history.rest)
+    source = JobHistorySource(cluster.history.rest.base_url, RecurringKey(), history=cluster.history)
     run = dataclasses.replace(source.run(job_id), recurring_key=key, is_profile=True)
     report = store.append([run], IngestReport())
     log.info("profiled %s on a %d-byte sample as %s: %s", key, sample_bytes, job_id, report.summary())

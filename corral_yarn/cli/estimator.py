@@ -6,9 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import re
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import TypeVar
 
@@ -16,7 +15,7 @@ from corral_yarn.cli.cluster import add_cluster_options, cluster_from_args
 from corral_yarn.cli.types import positive_int
 from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.errors import InputError
-from corral_yarn.io import load, save, write_atomic
+from corral_yarn.io import load, parse_duration, parse_time, save, write_atomic
 from corral_yarn.report.html import publish
 from estimator.backtest import AUTO, backtest, summarize, unscored
 from estimator.estimate import EstimateOptions, estimate
@@ -36,24 +35,6 @@ from estimator.store import HistoryStore
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
-_UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-def parse_time(text: str) -> datetime:
-    """An ISO 8601 time (UTC when it has no zone)."""
-    try:
-        t = datetime.fromisoformat(text)
-    except ValueError:
-        raise InputError(f"not an ISO 8601 time: {text!r} (e.g. 2026-11-22T00:00:00Z)") from None
-    return t.replace(tzinfo=UTC) if t.tzinfo is None else t
-
-
-def parse_duration(text: str) -> timedelta:
-    """A duration: a number with an optional unit s, m, h, d or w (seconds by default)."""
-    if not (m := _DURATION.match(text)) or float(m.group(1)) <= 0:
-        raise InputError(f"not a positive duration: {text!r} (e.g. 3600, 90m, 24h, 1d)")
-    return timedelta(seconds=float(m.group(1)) * _UNIT_S[m.group(2)])
 
 
 def _option(parse: Callable[[str], T]) -> Callable[[str], T]:

@@ -1,4 +1,5 @@
-"""JobHistory server REST client: a finished MapReduce job, its tasks and where each attempt ran."""
+"""JobHistory server REST client: a finished MapReduce job, its counters, configuration, tasks and where
+each attempt ran (the one client of ``/ws/v1/history/mapreduce``; the estimator reads history through it)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from corral_yarn.cluster.errors import ClusterError, RemoteError
-from corral_yarn.cluster.rest import RestClient, Retry, expect, items
+from corral_yarn.cluster.rest import RestClient, Retry, as_list, expect, items
 
 SERVICE = "JobHistory server"
-API = "/ws/v1/history/mapreduce/jobs"
+API = "/ws/v1/history/mapreduce"
+JOBS = f"{API}/jobs"
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,21 @@ class TaskAttempt:
     container_id: str
     started_ms: int
     finished_ms: int
+
+
+def job_counters(job_counters: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """``{name: {"total": .., "map": .., "reduce": ..}}`` from the ``jobCounters`` object."""
+    counters: dict[str, dict[str, int]] = {}
+    for group in as_list((job_counters or {}).get("counterGroup")):
+        for c in as_list(group.get("counter")):
+            counters[c["name"]] = {"total": c.get("totalCounterValue", 0), "map": c.get("mapCounterValue", 0), "reduce": c.get("reduceCounterValue", 0)}
+    return counters
+
+
+def task_counters(job_task_counters: dict[str, Any]) -> dict[str, int]:
+    """``{name: value}`` from the ``jobTaskCounters`` object."""
+    groups = as_list((job_task_counters or {}).get("taskCounterGroup"))
+    return {c["name"]: c.get("value", 0) for g in groups for c in as_list(g.get("counter"))}
 
 
 def job_id_of(app_id: str) -> str:
@@ -43,8 +60,30 @@ class JobHistory:
         props = expect(self.rest.get("/conf", params={"format": "json"}), "properties", service=SERVICE)
         return {p["key"]: (str(p["value"]), str(p.get("resource", ""))) for p in props}
 
+    def job_ids(self) -> list[str]:
+        """Every job the server has loaded."""
+        return [j["id"] for j in items(self.rest.get(JOBS), "jobs", "job", SERVICE)]
+
     def job(self, job_id: str) -> dict[str, Any]:
-        return expect(self.rest.get(f"{API}/{job_id}"), "job", service=SERVICE)
+        return expect(self.rest.get(f"{JOBS}/{job_id}"), "job", service=SERVICE)
+
+    def counters(self, job_id: str) -> dict[str, dict[str, int]]:
+        """The job's counters by name: their total, map and reduce values."""
+        return job_counters(expect(self.rest.get(f"{JOBS}/{job_id}/counters"), "jobCounters", service=SERVICE))
+
+    def conf(self, job_id: str) -> dict[str, str]:
+        """The job's configuration properties (name -> value)."""
+        conf = expect(self.rest.get(f"{JOBS}/{job_id}/conf"), "conf", service=SERVICE) or {}
+        return {p["name"]: p.get("value") for p in as_list(conf.get("property")) if p.get("name")}
+
+    def tasks(self, job_id: str) -> list[dict[str, Any]]:
+        return items(self.rest.get(f"{JOBS}/{job_id}/tasks"), "tasks", "task", SERVICE)
+
+    def task_attempt(self, job_id: str, task_id: str, attempt_id: str) -> dict[str, Any]:
+        return expect(self.rest.get(f"{JOBS}/{job_id}/tasks/{task_id}/attempts/{attempt_id}"), "taskAttempt", service=SERVICE)
+
+    def task_counters(self, job_id: str, task_id: str) -> dict[str, int]:
+        return task_counters(expect(self.rest.get(f"{JOBS}/{job_id}/tasks/{task_id}/counters"), "jobTaskCounters", service=SERVICE))
 
     def wait_for_job(self, job_id: str, timeout_s: float = 120.0, poll_s: float = 2.0) -> dict[str, Any]:
         """The job's history once the server has loaded it (it appears shortly after the job ends)."""
@@ -59,9 +98,9 @@ class JobHistory:
 
     def attempts(self, job_id: str) -> list[TaskAttempt]:
         """Every container of the job: MRAppMaster attempts, then each task's attempts."""
-        found = [self._am(a) for a in items(self.rest.get(f"{API}/{job_id}/jobattempts"), "jobAttempts", "jobAttempt", SERVICE)]
-        for task in items(self.rest.get(f"{API}/{job_id}/tasks"), "tasks", "task", SERVICE):
-            doc = self.rest.get(f"{API}/{job_id}/tasks/{task['id']}/attempts")
+        found = [self._am(a) for a in items(self.rest.get(f"{JOBS}/{job_id}/jobattempts"), "jobAttempts", "jobAttempt", SERVICE)]
+        for task in self.tasks(job_id):
+            doc = self.rest.get(f"{JOBS}/{job_id}/tasks/{task['id']}/attempts")
             found += [self._task(a) for a in items(doc, "taskAttempts", "taskAttempt", SERVICE)]
         return found
 

@@ -9,5 +9,4 @@ from estimator.sources.jobhistory import JobHistorySource
 
 def history_source(cluster: Cluster) -> JobHistorySource:
     """The JobHistory source of ``cluster``, recurring keys from job names (dates and ids stripped)."""
-    rest = cluster.history.rest
-    return JobHistorySource(rest.base_url, RecurringKey(), rest=rest)
+    return JobHistorySource(cluster.history.rest.base_url, RecurringKey(), history=cluster.history)

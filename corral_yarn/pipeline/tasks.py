@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from corral_yarn import io
-from corral_yarn.cli.estimator import parse_duration, parse_time
 from corral_yarn.cluster import ApplicationFailedError
 from corral_yarn.errors import CorralError, InputError
+from corral_yarn.io import parse_duration, parse_time
 from corral_yarn.pipeline import execution, planning
 from corral_yarn.pipeline.catalog import Catalog
 from corral_yarn.pipeline.connections import cluster_from_airflow

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from corral_yarn.contracts import ClusterSpec
 from corral_yarn.errors import InputError
 
 Ints = NDArray[np.int64]
@@ -85,6 +86,14 @@ class Topology:
 
     def level_name(self, level: int) -> str:
         return LEVEL_NAMES[level] if level < len(LEVEL_NAMES) else f"level-{level}"
+
+
+def topology_of(spec: ClusterSpec) -> Topology:
+    """A cluster as the selector's tree (§4.2): its racks under one core, a VM slot per task slot of a
+    machine, rack uplinks of machines x NIC / O. Uneven racks count as the smallest (as the planner does)."""
+    return Topology(fanout=(spec.machines_per_rack, len(spec.racks)),
+                    vm_slots=min(spec.map_slots_per_machine, spec.reduce_slots_per_machine),
+                    nic_bytes_per_s=int(spec.nic_bandwidth_bytes_per_s), oversubscription=(float(spec.oversubscription or 1.0),))
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,6 @@ from corral_yarn.planner.build import build_plan
 from corral_yarn.testbed.control import reshape
 from corral_yarn.testbed.monitor import UplinkMonitor
 from corral_yarn.testbed.shaping import Network
-from estimator.sources.jobhistory import job_counters
 
 LOG = logging.getLogger(__name__)
 
@@ -255,7 +254,7 @@ def _job_result(cluster: Cluster, job: TestbedJob, place: Placement, app: tuple[
     for a in tasks:
         per_rack[a.rack] = per_rack.get(a.rack, 0) + 1
     first = min((a.started_ms for a in attempts if a.started_ms), default=report.started_ms) / 1000 - start
-    counters = job_counters(cluster.history.rest.get(f"/ws/v1/history/mapreduce/jobs/{job_id}/counters")["jobCounters"])
+    counters = cluster.history.counters(job_id)
     keep = ("HDFS_BYTES_READ", "HDFS_BYTES_WRITTEN", "REDUCE_SHUFFLE_BYTES", "DATA_LOCAL_MAPS", "RACK_LOCAL_MAPS", "OTHER_LOCAL_MAPS")
     finish = report.finished_ms / 1000 - start
     return JobResult(job.name, job.recurring, list(place.racks), job.arrival_s, round(submitted, 2), round(first, 2),

@@ -10,40 +10,22 @@ A succeeded job without one of the needed counters is skipped and counted as "mi
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from tqdm import tqdm
 
 from corral_yarn.cluster.errors import ClusterError
-from corral_yarn.cluster.rest import RestClient, as_list, expect, items
+from corral_yarn.cluster.history import JobHistory
 from estimator.identity import RecurringKey
 from estimator.records import SUCCEEDED, IngestReport, JobRun, TaskSample
 from estimator.sources.rest import from_ms
 
 log = logging.getLogger(__name__)
 
-API = "/ws/v1/history/mapreduce"
-SERVICE = "JobHistory server"
 INPUT_DIR = "mapreduce.input.fileinputformat.inputdir"
 
 
 class MissingCounter(Exception):
     """A counter the job row needs is absent (the job's history is partial)."""
-
-
-def job_counters(job_counters: dict[str, Any]) -> dict[str, dict[str, int]]:
-    """``{name: {"total": .., "map": .., "reduce": ..}}`` from the ``jobCounters`` object."""
-    counters: dict[str, dict[str, int]] = {}
-    for group in as_list((job_counters or {}).get("counterGroup")):
-        for c in as_list(group.get("counter")):
-            counters[c["name"]] = {"total": c.get("totalCounterValue", 0), "map": c.get("mapCounterValue", 0), "reduce": c.get("reduceCounterValue", 0)}
-    return counters
-
-
-def task_counters(job_task_counters: dict[str, Any]) -> dict[str, int]:
-    """``{name: value}`` from the ``jobTaskCounters`` object."""
-    groups = as_list((job_task_counters or {}).get("taskCounterGroup"))
-    return {c["name"]: c.get("value", 0) for g in groups for c in as_list(g.get("counter"))}
 
 
 def _need(counters: dict[str, dict[str, int]], name: str, part: str) -> int:
@@ -61,18 +43,15 @@ def job_sizes(counters: dict[str, dict[str, int]], reduces: int) -> tuple[int, i
 class JobHistorySource:
     """Reads finished MapReduce jobs from a JobHistory server (e.g. ``http://host:19888``)."""
 
-    def __init__(self, url: str, key: RecurringKey, tasks: bool = True, rest: RestClient | None = None) -> None:
-        self.rest = rest or RestClient(SERVICE, url)
+    def __init__(self, url: str, key: RecurringKey, tasks: bool = True, history: JobHistory | None = None) -> None:
+        self.history = history or JobHistory(url)
         self.key = key
         self.tasks = tasks
-
-    def job_ids(self) -> list[str]:
-        return [j["id"] for j in items(self.rest.get(f"{API}/jobs"), "jobs", "job", SERVICE)]
 
     def read(self, report: IngestReport, skip_ids: set[str] = frozenset()) -> list[JobRun]:
         """Every finished job not in ``skip_ids`` (run ids already stored) as a run."""
         runs = []
-        for job_id in tqdm(self.job_ids(), desc="jobhistory", unit="job", leave=False):
+        for job_id in tqdm(self.history.job_ids(), desc="jobhistory", unit="job", leave=False):
             report.read += 1
             if f"jobhistory:{job_id}" in skip_ids:
                 report.duplicates += 1
@@ -86,8 +65,8 @@ class JobHistorySource:
         return runs
 
     def run(self, job_id: str) -> JobRun:
-        job = expect(self.rest.get(f"{API}/jobs/{job_id}"), "job", service=SERVICE)
-        counters = job_counters(expect(self.rest.get(f"{API}/jobs/{job_id}/counters"), "jobCounters", service=SERVICE))
+        job = self.history.job(job_id)
+        counters = self.history.counters(job_id)
         outcome = job.get("state", "UNKNOWN")
         reduces = int(job.get("reducesTotal", 0))
         try:
@@ -98,13 +77,13 @@ class JobHistorySource:
             input_bytes = shuffle_bytes = output_bytes = None  # a failed job's partial counters are not sizes
         maps, reds, placements = self._samples(job_id) if self.tasks and outcome == SUCCEEDED else ((), (), set())
         name = job.get("name") or job_id
-        conf = self._conf(job_id)
+        conf = self.history.conf(job_id)
         input_path = conf.get(INPUT_DIR)
         return JobRun(
             run_id=f"jobhistory:{job_id}",
             recurring_key=self.key.key(name, input_path, conf.get(self.key.column or "")),  # --key COLUMN: a job conf property
             name=name,
-            source=f"jobhistory:{self.rest.base_url}",
+            source=f"jobhistory:{self.history.rest.base_url}",
             submit_time=from_ms(job.get("submitTime")) or from_ms(job.get("startTime")),
             start_time=from_ms(job.get("startTime")),
             finish_time=from_ms(job.get("finishTime")),
@@ -121,21 +100,15 @@ class JobHistorySource:
             input_path=input_path,
         )
 
-    def _conf(self, job_id: str) -> dict[str, str]:
-        """The job's configuration properties (name -> value)."""
-        conf = expect(self.rest.get(f"{API}/jobs/{job_id}/conf"), "conf", service=SERVICE) or {}
-        return {p["name"]: p.get("value") for p in as_list(conf.get("property")) if p.get("name")}
-
     def _samples(self, job_id: str) -> tuple[tuple[TaskSample, ...], tuple[TaskSample, ...], set[tuple[str, str]]]:
         """Map and reduce task samples of the successful attempts, and their (rack, node) placements."""
         placements: set[tuple[str, str]] = set()
         maps, reduces = [], []
-        for task in items(self.rest.get(f"{API}/jobs/{job_id}/tasks"), "tasks", "task", SERVICE):
+        for task in self.history.tasks(job_id):
             if task.get("state") != SUCCEEDED or not task.get("successfulAttempt"):
                 continue
-            base = f"{API}/jobs/{job_id}/tasks/{task['id']}"
-            attempt = expect(self.rest.get(f"{base}/attempts/{task['successfulAttempt']}"), "taskAttempt", service=SERVICE)
-            counters = task_counters(expect(self.rest.get(f"{base}/counters"), "jobTaskCounters", service=SERVICE))
+            attempt = self.history.task_attempt(job_id, task["id"], task["successfulAttempt"])
+            counters = self.history.task_counters(job_id, task["id"])
             node = (attempt.get("nodeHttpAddress") or "").split(":")[0] or None
             if node:
                 placements.add((attempt.get("rack") or "/default-rack", node))

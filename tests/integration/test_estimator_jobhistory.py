@@ -18,14 +18,14 @@ import pytest
 from corral_yarn.cli import main
 from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.connect import http_url
-from corral_yarn.cluster.history import job_id_of
+from corral_yarn.cluster.history import API, job_counters, job_id_of
 from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.contracts import ClusterSpec, StageSpec
 from corral_yarn.model.mrcute import reservation_latency
 from estimator.fit import MRCuteParams, disk_bandwidth, fit_job
 from estimator.identity import RecurringKey
 from estimator.records import IngestReport, JobRun
-from estimator.sources.jobhistory import API, JobHistorySource, job_counters
+from estimator.sources.jobhistory import JobHistorySource
 from estimator.store import HistoryStore
 
 pytestmark = pytest.mark.integration

@@ -20,7 +20,8 @@ from corral_yarn.contracts import JobSpec
 from corral_yarn.io import parse
 from corral_yarn.selector import CandidateRules, Datacenter, candidate_space, select, vm_profile
 from corral_yarn.selector.candidates import MBPS, Candidate
-from corral_yarn.selector.yarn import RESERVABLE_QUEUE, ContainerShape, reservation_for, reserve, topology_of
+from corral_yarn.cluster.deadline import RESERVABLE_QUEUE, ContainerShape, reservation_for, reserve
+from corral_yarn.selector.tree import topology_of
 
 pytestmark = pytest.mark.integration
 DEADLINE_S = 200.0

@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from corral_yarn.cluster.errors import MalformedResponseError, UnreachableError
-from corral_yarn.cluster.rest import RestClient, Retry
+from corral_yarn.cluster.history import API, JobHistory
+from corral_yarn.cluster.rest import Retry
 from estimator.errors import HistoryInputError
 from estimator.identity import RecurringKey
 from estimator.records import IngestReport
-from estimator.sources.jobhistory import API, JobHistorySource
+from estimator.sources.jobhistory import JobHistorySource
 from estimator.sources.rm import ResourceManagerSource
 from estimator.sources.swim import read_swim, swim_key
 from estimator.sources.tabular import read_csv, read_json
@@ -287,7 +288,7 @@ def test_jobhistory_rows_match_counters_and_bad_jobs_are_counted(jobhistory, tmp
 
 def test_unreachable_or_wrong_server_is_a_clear_error():
     with pytest.raises(UnreachableError, match="cannot reach JobHistory server"):
-        JobHistorySource("http://127.0.0.1:9", RecurringKey(), rest=RestClient("JobHistory server", "http://127.0.0.1:9", retry=Retry(attempts=1))).read(IngestReport())
+        JobHistorySource("http://127.0.0.1:9", RecurringKey(), history=JobHistory("http://127.0.0.1:9", retry=Retry(attempts=1))).read(IngestReport())
     server = FakeServer({f"{API}/jobs": (200, "<html>a proxy page</html>")})
     try:
         with pytest.raises(MalformedResponseError, match="not JSON"):

@@ -7,14 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from corral_yarn.cluster.deadline import ContainerShape, reservation_for
 from corral_yarn.cluster.reservations import Interpreter
 from corral_yarn.cluster.rm import AmContainerSpec, Submission
 from corral_yarn.cluster.tags import CorralTags
 from corral_yarn.errors import InputError
 from corral_yarn.selector.candidates import Candidate
 from corral_yarn.contracts import ClusterSpec, Rack
-from corral_yarn.selector.tree import Datacenter, VirtualCluster
-from corral_yarn.selector.yarn import ContainerShape, reservation_for, topology_of
+from corral_yarn.selector.tree import Datacenter, VirtualCluster, topology_of
 
 TAGS = CorralTags("p", "j", ("/r",))
 

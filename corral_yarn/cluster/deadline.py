@@ -1,7 +1,7 @@
 """An admitted deadline job as a YARN reservation (thesis §4.4: the selector's <N, B> on a real cluster).
 
 The chain on a cluster: its :class:`~corral_yarn.contracts.ClusterSpec` as the selector's tree
-(:func:`topology_of`), candidate tuples and a strategy's choice allocated on it (Oktopus admission,
+(:func:`~corral_yarn.selector.tree.topology_of`), candidate tuples and a strategy's choice allocated on it (Oktopus admission,
 :mod:`~corral_yarn.selector.strategies`), then :func:`reserve`: the chosen tuple <N, B> with its
 predicted completion time L(<N, B>) becomes a reservation of N task containers, all at once (a gang),
 for L seconds somewhere between the job's arrival and its deadline, plus one container for the
@@ -17,10 +17,8 @@ from dataclasses import dataclass
 
 from corral_yarn.cluster.reservations import Interpreter, ReservationDefinition, ReservationRequest, Reservations, reservation_name
 from corral_yarn.cluster.tags import CorralTags
-from corral_yarn.contracts import ClusterSpec
 from corral_yarn.errors import InputError
 from corral_yarn.selector.candidates import Candidate
-from corral_yarn.selector.tree import Topology
 
 RESERVABLE_QUEUE = "root.reservations"  # the embedded cluster's reservable queue, by its full path (docs/deploy.md)
 
@@ -41,14 +39,6 @@ class ReservedJob:
 
     reservation_id: str
     queue: str
-
-
-def topology_of(spec: ClusterSpec) -> Topology:
-    """A cluster as the selector's tree (§4.2): its racks under one core, a VM slot per task slot of a
-    machine, rack uplinks of machines x NIC / O. Uneven racks count as the smallest (as the planner does)."""
-    return Topology(fanout=(spec.machines_per_rack, len(spec.racks)),
-                    vm_slots=min(spec.map_slots_per_machine, spec.reduce_slots_per_machine),
-                    nic_bytes_per_s=int(spec.nic_bandwidth_bytes_per_s), oversubscription=(float(spec.oversubscription or 1.0),))
 
 
 def reservation_for(tags: CorralTags, choice: Candidate, arrival_ms: int, deadline_ms: int,
