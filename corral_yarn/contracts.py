@@ -23,6 +23,7 @@ MAX_SECONDS = 1e9  # about 32 years: arrivals, deadlines and predicted durations
 MAX_TASKS = 10_000_000  # tasks per stage; the largest Hadoop jobs have about 10^5-10^6
 MAX_SLOTS = 10_000  # slots per machine
 MAX_OVERSUBSCRIPTION = 1e4
+BLOCK_BYTES = 128 * 2**20  # HDFS's default dfs.blocksize: one map task per block where the cluster's is not known
 Scenario = Literal["batch", "online"]
 Order = Literal["thesis", "shortest-work"]  # the planner's prioritization order (docs/planner.md)
 Bytes = Annotated[float, Field(ge=0, le=MAX_BYTES)]

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from corral_yarn.contracts import ClusterSpec, JobSpec, Rack, StageSpec, Workload
+from corral_yarn.contracts import BLOCK_BYTES, ClusterSpec, JobSpec, Rack, StageSpec, Workload
 
 GB = 1e9
-BLOCK_BYTES = 128 * 2**20  # one map task per HDFS block
 # W1 (§4.5.2): small (<= 50 tasks), medium (<= 500), large (>= 1000); our mix, chosen like Quantcast's
 # mostly-small workloads, is set here and documented in docs/planner.md.
 SIZE_CLASSES = {"small": (5, 50, 0.6), "medium": (51, 500, 0.3), "large": (1000, 2000, 0.1)}

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from corral_yarn.contracts import JobSpec, StageSpec, Workload
+from corral_yarn.contracts import BLOCK_BYTES, JobSpec, StageSpec, Workload
 from corral_yarn.errors import InputError
 from estimator.adhoc import class_rates, deficit, size_class
 from estimator.backtest import AUTO, COVERAGE, Point, backtest_job, choose, conformal
@@ -27,7 +27,7 @@ from estimator.fit import MRCuteParams, fit_job
 from estimator.newjobs import NewJob, check_arrivals, declared_sizes, new_job_params
 from estimator.predictors import PREDICTORS, QUANTITIES, Context, History, Instance, Season, instances, predict, predict_offset, slots
 from estimator.records import JobRun
-from estimator.sources.swim import BLOCK_BYTES, REDUCER_BYTES
+from estimator.sources.swim import REDUCER_BYTES
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +42,7 @@ class EstimateOptions:
     season: Season = field(default_factory=Season)
     default_map_rate_bytes_per_s: float = 50e6
     default_reduce_rate_bytes_per_s: float = 50e6
+    block_bytes: int = BLOCK_BYTES  # the cluster's dfs.blocksize: one map task per block for jobs whose runs do not say
     adhoc: bool = False  # ad hoc jobs (adhoc.py): on in 'corral estimate', off for a pipeline that runs only its catalog's jobs
 
     def __post_init__(self) -> None:
@@ -85,7 +86,7 @@ def _stage(sizes: dict[str, float], params: MRCuteParams, options: EstimateOptio
         input_bytes=sizes["input_bytes"],
         shuffle_bytes=shuffle,
         output_bytes=sizes["output_bytes"],
-        map_tasks=max(1, math.ceil(sizes["input_bytes"] / (params.bytes_per_map_task or BLOCK_BYTES))),
+        map_tasks=max(1, math.ceil(sizes["input_bytes"] / (params.bytes_per_map_task or options.block_bytes))),
         reduce_tasks=reduce_tasks,
         map_rate_bytes_per_s=map_rate,
         reduce_rate_bytes_per_s=reduce_rate,

@@ -12,7 +12,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from corral_yarn.errors import InputError
 from estimator.fit import MRCuteParams, fit_job
 from estimator.records import JobRun
-from estimator.sources.swim import BLOCK_BYTES
 
 
 class NewJob(BaseModel):
@@ -23,7 +22,7 @@ class NewJob(BaseModel):
     recurring_key: str = Field(min_length=1, description="the key its profiling runs are stored under")
     arrival: datetime = Field(description="when it will be submitted (ISO 8601; UTC without a zone)")
     input_bytes: float = Field(gt=0, le=1e18, allow_inf_nan=False)
-    map_tasks: int | None = Field(None, ge=1, description="default: one per HDFS block of 128 MiB")
+    map_tasks: int | None = Field(None, ge=1, description="default: one per HDFS block (corral estimate --block-size)")
 
     @field_validator("arrival")
     @classmethod
@@ -51,7 +50,7 @@ def declared_sizes(job: NewJob, params: MRCuteParams, field: str) -> dict[str, f
 def new_job_params(job: NewJob, runs: Sequence[JobRun]) -> MRCuteParams:
     """The job's fit from its runs, with the declared (or block-sized) map tasks in place of the sample's."""
     params = fit_job([r for r in runs if r.recurring_key == job.recurring_key])
-    per_map = job.input_bytes / job.map_tasks if job.map_tasks else BLOCK_BYTES
+    per_map = job.input_bytes / job.map_tasks if job.map_tasks else None  # None: one per block of the cluster
     return MRCuteParams(**{**asdict(params), "bytes_per_map_task": per_map})
 
 

@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
+from corral_yarn.contracts import BLOCK_BYTES
 from estimator.records import JobRun
 
 GB = 1e9
@@ -89,7 +90,7 @@ def _runs_on_day(job: _Job, spec: SyntheticSpec, rng: np.random.Generator, day: 
             input_bytes=int(observed[0]),
             shuffle_bytes=int(observed[1]),
             output_bytes=int(observed[2]),
-            map_tasks=max(1, int(np.ceil(observed[0] / (128 * 2**20)))),
+            map_tasks=max(1, int(np.ceil(observed[0] / BLOCK_BYTES))),
             reduce_tasks=max(1, int(np.ceil(observed[1] / GB))),
         )
         out.append((run, truth))
@@ -104,7 +105,7 @@ def _adhoc_on_day(spec: SyntheticSpec, rng: np.random.Generator, day: int) -> li
         submit = spec.start + timedelta(days=day, seconds=float(rng.uniform(0.0, 86_000.0)))
         run = JobRun(run_id=f"synthetic:adhoc-{day}-{j}", recurring_key=f"adhoc-{day}-{j}", name=f"query-{day}-{j}", source="synthetic",
                      submit_time=submit, input_bytes=int(size), shuffle_bytes=int(shuffle), output_bytes=int(max(shuffle, size) / 4),
-                     map_tasks=max(1, int(np.ceil(size / (128 * 2**20)))), reduce_tasks=max(1, int(np.ceil(shuffle / GB))) if shuffle else 0)
+                     map_tasks=max(1, int(np.ceil(size / BLOCK_BYTES))), reduce_tasks=max(1, int(np.ceil(shuffle / GB))) if shuffle else 0)
         out.append((run, (float(run.input_bytes), float(run.shuffle_bytes), float(run.output_bytes))))
     return out
 

@@ -14,6 +14,7 @@ from typing import TypeVar
 from corral_yarn.cli.cluster import add_cluster_options, cluster_from_args
 from corral_yarn.cli.types import positive_int
 from corral_yarn.cluster.mapreduce import MapReduceJob
+from corral_yarn.contracts import BLOCK_BYTES
 from corral_yarn.errors import InputError
 from corral_yarn.io import load, parse_duration, parse_time, save, write_atomic
 from corral_yarn.report.html import publish
@@ -124,6 +125,7 @@ def _estimate(args: argparse.Namespace) -> int:
         season=_season(args),
         default_map_rate_bytes_per_s=args.default_map_rate,
         default_reduce_rate_bytes_per_s=args.default_reduce_rate,
+        block_bytes=args.block_size,
         adhoc=not args.no_adhoc,
     )
     runs = _history(args.store).runs()
@@ -214,6 +216,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--disk-bandwidth-out", metavar="FILE", help="also write B_D per machine fitted from task samples (JSON)")
     p.add_argument("--default-map-rate", type=float, default=50e6, metavar="B/S", help="B_map^P for jobs without task samples (default 5e7)")
     p.add_argument("--default-reduce-rate", type=float, default=50e6, metavar="B/S", help="B_reduce^P for jobs without task samples (default 5e7)")
+    p.add_argument("--block-size", type=positive_int, default=BLOCK_BYTES, metavar="N",
+                   help=f"the cluster's dfs.blocksize: one map task per block for jobs whose runs do not give bytes per map (default {BLOCK_BYTES}, HDFS's)")
     _add_season_options(p)
     p.set_defaults(func=_estimate)
 

@@ -47,10 +47,12 @@ def period_dir(settings: PipelineSettings, period: Period) -> Path:
     return settings.periods / period.stamp
 
 
-def estimate_period(settings: PipelineSettings, period: Period) -> Path:
-    """Predict the period's recurring jobs from the store (thesis §2.2); writes jobs.json and details.json."""
+def estimate_period(settings: PipelineSettings, period: Period, block_bytes: int) -> Path:
+    """Predict the period's recurring jobs from the store (thesis §2.2); writes jobs.json and details.json.
+    ``block_bytes`` is the cluster's dfs.blocksize (map tasks of jobs whose runs do not give them)."""
     out = period_dir(settings, period)
-    result = estimate(HistoryStore(settings.store).runs(), EstimateOptions(at=period.start, horizon=period.horizon, slack=period.slack))
+    options = EstimateOptions(at=period.start, horizon=period.horizon, slack=period.slack, block_bytes=block_bytes)
+    result = estimate(HistoryStore(settings.store).runs(), options)
     io.save(period, out / PERIOD)
     io.save(result.workload, out / JOBS)
     io.write_atomic(out / DETAILS, json.dumps({"jobs": result.details, "unsized_jobs": result.unsized_jobs}, indent=2) + "\n")

@@ -56,7 +56,7 @@ def estimate(params: dict[str, Any], *run_times: datetime | None) -> str:
     period = Period(start=period_start(params.get("period_start"), *run_times),
                     horizon_s=parse_duration(str(params["horizon"])).total_seconds(),
                     scenario=params["scenario"], slack=float(params["slack"]))
-    return str(planning.estimate_period(_settings(params), period))
+    return str(planning.estimate_period(_settings(params), period, cluster_from_airflow().hdfs.block_size()))
 
 
 def plan(params: dict[str, Any], period_dir: str) -> dict[str, Any]:

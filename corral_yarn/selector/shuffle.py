@@ -7,7 +7,7 @@ VMs' virtual links only: B out of every VM, and Min{B_D, B} into every reducer (
 written to disk, §3.1.2). Map output is spread evenly over the N VMs and each VM runs one reducer
 per wave, so the VMs fall into two classes per wave -- with a reducer (h of them) or without -- and
 the N^2 flows into two groups of identical flows; progressive filling over those groups gives the
-exact max-min rates. After the fetch, each reducer merges its partition from disk at B_D.
+exact max-min rates (the simulator's solver, :func:`~corral_yarn.sim.network.max_min`). After the fetch, each reducer merges its partition from disk at B_D.
 """
 
 from __future__ import annotations
@@ -15,35 +15,29 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from corral_yarn.sim.network import FlowSet, max_min
+
 _EPS = 1e-12
 
 
-def max_min_rates(flows_per_link: NDArray[np.float64], capacity: NDArray[np.float64], active: NDArray[np.bool_]) -> NDArray[np.float64]:
-    """Max-min fair rate of each flow group (all flows of a group share one rate).
-
-    ``flows_per_link[l, g]`` is how many flows of group g cross one link of class l.
-    """
-    rate = np.zeros(flows_per_link.shape[1])
-    room = capacity.astype(np.float64).copy()
-    growing = active.copy()
-    while growing.any():
-        load = flows_per_link @ growing  # flows still growing on one link of each class
-        with np.errstate(divide="ignore"):
-            step = np.where(load > 0, room / np.maximum(load, _EPS), np.inf).min()
-        rate[growing] += step
-        room -= step * load
-        saturated = (load > 0) & (room <= _EPS * capacity)
-        growing &= ~(flows_per_link[saturated] > 0).any(axis=0)
-    return rate
+def group_flows(flows_per_link: NDArray[np.float64]) -> FlowSet:
+    """The flow groups as flows of the max-min solver: one per group, crossing a link of class l with
+    coefficient ``flows_per_link[l, g]`` (how many of its flows cross one such link), so its rate is
+    the rate of each of its flows."""
+    links, groups = np.nonzero(flows_per_link)
+    n = flows_per_link.shape[1]
+    return FlowSet(rows=groups, cols=links, coef=flows_per_link[links, groups], weight=np.ones(n),
+                   cap=np.full(n, np.inf), remaining=np.zeros(n), coflow=np.zeros(n, dtype=np.int64))
 
 
 def transfer_seconds(flows_per_link: NDArray[np.float64], capacity: NDArray[np.float64], flow_bytes: NDArray[np.float64]) -> float:
     """When the last flow ends, re-sharing the links each time a group of flows finishes."""
+    flows = group_flows(flows_per_link)
     left = flow_bytes.astype(np.float64).copy()
     active = left > 0
     elapsed = 0.0
     while active.any():
-        rate = max_min_rates(flows_per_link, capacity, active)
+        rate = max_min(capacity, flows, cap=np.where(active, np.inf, 0.0))
         step = float(np.min(left[active] / rate[active]))
         elapsed += step
         left = np.where(active, left - rate * step, left)

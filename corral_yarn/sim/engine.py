@@ -20,12 +20,11 @@ from typing import Callable, Protocol
 
 import numpy as np
 
-from corral_yarn.contracts import ClusterSpec, StageSpec
+from corral_yarn.contracts import BLOCK_BYTES, ClusterSpec, StageSpec
 from corral_yarn.errors import CorralError
 from corral_yarn.sim import placement
 from corral_yarn.sim.flows import DOWN, LINKS_PER_RACK, LOCAL, UP, Flow, FlowTable, Topology
 from corral_yarn.sim.state import JobRun, Splits, StageRun, map_rate, reduce_rate
-from corral_yarn.workloads import BLOCK_BYTES
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from corral_yarn.contracts import ClusterSpec, JobSpec, StageSpec, Workload
+from corral_yarn.contracts import BLOCK_BYTES, ClusterSpec, JobSpec, StageSpec, Workload
 from corral_yarn.errors import InputError
-from corral_yarn.workloads import BLOCK_BYTES, example_cluster
+from corral_yarn.workloads import example_cluster
 
 GBPS = 1e9 / 8
 REDUCE_INPUT_BYTES = 2**30  # SWIM carries no task counts: one reducer per GiB of shuffle (documented)

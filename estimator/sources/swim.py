@@ -23,11 +23,11 @@ import math
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from corral_yarn.contracts import BLOCK_BYTES
 from estimator.errors import HistoryInputError
 from estimator.identity import RecurringKey
 from estimator.records import IngestReport, JobRun, out_of_range
 
-BLOCK_BYTES = 128 * 2**20
 REDUCER_BYTES = 1e9
 MAX_REDUCERS = 999
 DEFAULT_START = datetime(2009, 10, 1, tzinfo=UTC)

@@ -10,13 +10,14 @@ from hypothesis import strategies as st
 from corral_yarn.contracts import StageSpec
 from corral_yarn.model import reservation_latency
 from corral_yarn.selector.candidates import vm_profile
-from corral_yarn.selector.shuffle import max_min_rates, shuffle_seconds, transfer_seconds, wave_seconds
+from corral_yarn.selector.shuffle import group_flows, shuffle_seconds, transfer_seconds, wave_seconds
+from corral_yarn.sim.network import max_min
 
 
 def test_max_min_two_groups_on_shared_and_private_links():
     # link 0 (cap 10) carries one flow of each group; link 1 (cap 3) one flow of group 0 only
     per_link = np.array([[1.0, 1.0], [1.0, 0.0]])
-    rates = max_min_rates(per_link, np.array([10.0, 3.0]), np.array([True, True]))
+    rates = max_min(np.array([10.0, 3.0]), group_flows(per_link))
     assert rates.tolist() == pytest.approx([3.0, 7.0])
     # group 0 moves 3 bytes (1 s); then group 1 gets all of link 0: 7 + 10 x t = 17 -> t = 1, 2 s in all
     assert transfer_seconds(per_link, np.array([10.0, 3.0]), np.array([3.0, 17.0])) == pytest.approx(2.0)
