@@ -167,6 +167,5 @@ def _status(args: argparse.Namespace) -> int:
 
 def _kill(args: argparse.Namespace) -> int:
     rm = cluster_from_args(args).rm
-    rm.kill(args.app_id)
-    _print(dataclasses.asdict(rm.application(args.app_id)))
+    _print(dataclasses.asdict(rm.kill(args.app_id)))
     return 0

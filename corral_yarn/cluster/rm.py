@@ -252,17 +252,23 @@ class ResourceManager:
 
     def wait(self, app_id: str, timeout_s: float = 600.0, poll_s: float = 1.0) -> AppReport:
         """Poll until the application ends; raises ApplicationFailedError unless it FINISHED/SUCCEEDED."""
+        report = self._ended(app_id, timeout_s, poll_s)
+        if not report.succeeded:
+            raise ApplicationFailedError(app_id, f"{report.state}/{report.final_status}", report.diagnostics)
+        return report
+
+    def kill(self, app_id: str, timeout_s: float = 60.0, poll_s: float = 0.5) -> AppReport:
+        """Kill the application and return its report once it has ended (the RM answers 202 while the kill is under way)."""
+        self.rest.request("PUT", f"{API}/apps/{app_id}/state", body={"state": "KILLED"}, accept_empty=True)
+        return self._ended(app_id, timeout_s, poll_s)
+
+    def _ended(self, app_id: str, timeout_s: float, poll_s: float) -> AppReport:
         deadline = time.monotonic() + timeout_s
         while not (report := self.application(app_id)).done:
             if time.monotonic() > deadline:
                 raise ClusterError(f"application {app_id} is still {report.state} after {timeout_s:.0f} s")
             time.sleep(poll_s)
-        if not report.succeeded:
-            raise ApplicationFailedError(app_id, f"{report.state}/{report.final_status}", report.diagnostics)
         return report
-
-    def kill(self, app_id: str) -> None:
-        self.rest.request("PUT", f"{API}/apps/{app_id}/state", body={"state": "KILLED"}, accept_empty=True)
 
     def attempts(self, app_id: str) -> list[AttemptReport]:
         """Every attempt of the application with its AM container (start = when the attempt began)."""

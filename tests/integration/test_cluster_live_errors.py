@@ -83,8 +83,7 @@ def test_a_retried_submit_never_creates_a_second_application(cluster: Cluster, m
     second = cluster.rm.submit(submission)  # the caller retries the whole submit
     assert second.app_id == first.app_id
     assert [a.app_id for a in cluster.rm.find(tags)] == [first.app_id]
-    cluster.rm.kill(first.app_id)
-    assert cluster.rm.application(first.app_id).state in ("KILLED", "FINISHED", "FAILED")
+    assert cluster.rm.kill(first.app_id).state in ("KILLED", "FINISHED", "FAILED")
 
 
 def test_containers_of_a_running_attempt_are_on_its_rack(cluster: Cluster) -> None:
