@@ -63,7 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait with --wait (default 3600)")
     p.set_defaults(func=_status)
 
-    p = subparsers.add_parser("kill", help="kill a YARN application")
+    p = subparsers.add_parser("kill", help="kill a YARN application and wait until it has ended")
     add_cluster_options(p)
     p.add_argument("app_id", help="application id")
     p.set_defaults(func=_kill)
