@@ -1,6 +1,7 @@
 """Latency-response functions L_j(r): MRCute (thesis §3.1.2) or MRCute+ (docs/model.md), DAG critical paths (§3.1.3)."""
 
 from corral_yarn.model.mrcute import (
+    critical_path,
     dag_latency,
     default_alpha,
     job_rack_latency,
@@ -15,6 +16,7 @@ from corral_yarn.model.mrcute import (
 )
 
 __all__ = [
+    "critical_path",
     "dag_latency",
     "default_alpha",
     "job_rack_latency",

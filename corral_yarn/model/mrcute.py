@@ -8,6 +8,8 @@ bandwidth B); they return seconds, elementwise. ``ClusterSpec.model`` selects th
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -105,17 +107,25 @@ def reservation_latency(stage: StageSpec, cluster: ClusterSpec, machines: ArrayL
     return t_map + t_shuffle + t_reduce
 
 
+def critical_path(after: Mapping[str, Sequence[str]], stage_latency: Mapping[str, ArrayLike]) -> Seconds:
+    """The longest source-to-sink path, max over paths of the sum of its stages' latencies (thesis §3.1.3, eq. 5.1).
+
+    ``after`` maps each stage to the stages it runs after (acyclic); latencies broadcast elementwise.
+    """
+    finish: dict[str, Seconds] = {}
+    pending = list(after)
+    while pending:  # stages are acyclic, so each pass settles at least one stage
+        ready = [s for s in pending if all(p in finish for p in after[s])]
+        for s in ready:
+            start = np.maximum.reduce([finish[p] for p in after[s]]) if after[s] else 0.0
+            finish[s] = start + np.asarray(stage_latency[s], dtype=np.float64)
+        pending = [s for s in pending if s not in finish]
+    return np.maximum.reduce(list(finish.values()))
+
+
 def dag_latency(job: JobSpec, stage_latency: dict[str, Seconds]) -> Seconds:
     """L_DAG = sum of L_s over the critical path, the longest source-to-sink path (thesis §3.1.3)."""
-    finish: dict[str, Seconds] = {}
-    pending = list(job.stages)
-    while pending:  # stages are acyclic (validated), so each pass settles at least one stage
-        ready = [s for s in pending if all(p in finish for p in s.after)]
-        for s in ready:
-            start = np.maximum.reduce([finish[p] for p in s.after]) if s.after else 0.0
-            finish[s.name] = start + stage_latency[s.name]
-        pending = [s for s in pending if s.name not in finish]
-    return np.maximum.reduce(list(finish.values()))
+    return critical_path({s.name: s.after for s in job.stages}, stage_latency)
 
 
 def job_rack_latency(job: JobSpec, cluster: ClusterSpec, racks: ArrayLike) -> Seconds:

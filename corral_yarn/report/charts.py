@@ -214,3 +214,47 @@ def series_png(times: Sequence[float], series: dict[str, Sequence[float]], title
     ax.grid(color="#ddd", linewidth=0.6)
     ax.legend(fontsize=7, ncol=3, loc="upper right")
     return _png(fig)
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of a line chart; ``style`` is a matplotlib line style ('-', '--', ':')."""
+
+    label: str
+    y: Sequence[float]
+    style: str = "-"
+    marker: str | None = None
+
+
+def lines_png(x: Sequence[float], lines: Sequence[Line], title: str, xlabel: str, ylabel: str,
+              fmt_x: Callable[[float], str] = str, fmt_y: Callable[[float], str] = str) -> bytes:
+    """Lines over a shared x (e.g. latency reduction against budget), each in its own colour unless dashed."""
+    fig, _ = _new_figure(3.6)
+    ax = fig.add_subplot()
+    for k, line in enumerate(lines):
+        ax.plot(x, line.y, label=line.label, linestyle=line.style, marker=line.marker, linewidth=1.3,
+                color=_PALETTE[2 * k % len(_PALETTE)])
+    ax.set(xlabel=xlabel, ylabel=ylabel)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_x(v)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_y(v)))
+    ax.set_title(title, fontsize=11)
+    ax.grid(color="#ddd", linewidth=0.6)
+    ax.legend(fontsize=8, loc="best")
+    return _png(fig)
+
+
+def scatter_png(panels: Sequence[tuple[str, Sequence[float], Sequence[float]]], xlabel: str, ylabel: str,
+                fmt: Callable[[float], str] = str) -> bytes:
+    """Side-by-side scatter plots of (x, y) pairs against the diagonal y = x (e.g. training against test)."""
+    fig, _ = _new_figure(3.6)
+    for k, (title, xs, ys) in enumerate(panels):
+        ax = fig.add_subplot(1, len(panels), k + 1)
+        ax.scatter(xs, ys, s=14, color=_PALETTE[0])
+        low, high = min([*xs, *ys, 0.0]), max([*xs, *ys, 1e-12])
+        ax.plot([low, high], [low, high], color="#999", linewidth=0.8, linestyle="--")
+        ax.set(xlabel=xlabel, ylabel=ylabel)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt(v)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt(v)))
+        ax.set_title(title, fontsize=11)
+        ax.grid(color="#ddd", linewidth=0.6)
+    return _png(fig)

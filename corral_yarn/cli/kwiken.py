@@ -1,0 +1,96 @@
+"""``corral kwiken example|plan|simulate``: Kwiken's per-stage reissue budgets (thesis ch. 5, docs/kwiken.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from corral_yarn.cli.types import positive_int, unit_interval
+from corral_yarn.errors import InputError
+from corral_yarn.io import load, save, to_json, write_atomic
+from corral_yarn.kwiken import synthetic
+from corral_yarn.kwiken.dag import KwikenDag
+from corral_yarn.kwiken.plan import KwikenPlan, plan_reissues, replay
+from corral_yarn.kwiken.reissue import POLICIES
+from corral_yarn.kwiken.trace import Trace, latency_csv, parse_latency_csv
+
+
+def _trace(path: Path, dag: KwikenDag, option: str) -> Trace:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}", field=option) from None
+    return parse_latency_csv(text, dag, source=str(path))
+
+
+def _example(args: argparse.Namespace) -> int:
+    w = synthetic.workload(args.index, args.seed, requests=args.requests)
+    args.out.mkdir(parents=True, exist_ok=True)
+    save(w.dag, args.out / "dag.json")
+    write_atomic(args.out / "train.csv", latency_csv(w.train))
+    write_atomic(args.out / "test.csv", latency_csv(w.test, first_request=w.train.requests))
+    print(f"wrote {args.out}/dag.json ({len(w.dag.stages)} stages), train.csv and test.csv ({args.requests} requests each, latency in ms)")
+    return 0
+
+
+def _plan(args: argparse.Namespace) -> int:
+    dag = load(KwikenDag, args.dag)
+    plan = plan_reissues(dag, _trace(args.samples, dag, "--samples"), args.budget, args.policy, args.seed, args.random_allocations)
+    save(plan, args.out)
+    if args.json:
+        print(to_json(plan))
+        return 0
+    print(f"{plan.policy} plan for {plan.dag}: budget {plan.budget:.2%}, planned cost {plan.planned_cost:.2%} of the DAG's resources")
+    print(f"{'stage':<24} {'reissue':>8} {'timeout':>12} {'cost':>7} {'variance':>12} {'planned':>12}")
+    for s in plan.stages:
+        timeout = "never" if s.timeout is None else f"{s.timeout:.4g}"
+        print(f"{s.name[:24]:<24} {s.reissue_fraction:>8.2%} {timeout:>12} {s.cost_share:>7.2%} {s.variance:>12.4g} {s.planned_variance:>12.4g}")
+    return 0
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    dag = load(KwikenDag, args.dag)
+    plan = load(KwikenPlan, args.plan)
+    plan.check(dag)
+    before, after = replay(dag, plan, _trace(args.samples, dag, "--samples"), args.seed)
+    b, a = before.percentiles(), after.percentiles()
+    result = {"dag": dag.name, "policy": plan.policy, "budget": plan.budget, "requests": int(before.latency.size),
+              "spent": float(sum(s.cost_share * f for s, f in zip(plan.stages, after.reissued))),
+              "without": b, "with": a, "reduction": {k: 1.0 - a[k] / b[k] if b[k] > 0 else 0.0 for k in b}}
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"{plan.policy} plan, budget {plan.budget:.2%}: {result['requests']} test requests, {result['spent']:.2%} of the DAG's resources reissued")
+    print(f"{'':<10} {'without':>12} {'with plan':>12} {'reduction':>10}")
+    for k in b:
+        print(f"{k:<10} {b[k]:>12.4g} {a[k]:>12.4g} {result['reduction'][k]:>10.1%}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    kwiken = subparsers.add_parser("kwiken", help="Kwiken: apportion a reissue budget across the stages of a DAG (thesis ch. 5)")
+    commands = kwiken.add_subparsers(title="kwiken commands", metavar="COMMAND", required=True)
+    example = commands.add_parser("example", help="write a synthetic DAG and its training and test latency logs (docs/kwiken.md)")
+    example.add_argument("--out", required=True, type=Path, metavar="DIR", help="directory for dag.json, train.csv and test.csv")
+    example.add_argument("--index", type=int, default=0, help="which generated DAG (default 0)")
+    example.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    example.add_argument("--requests", type=positive_int, default=10_000, help="requests per log (default 10000)")
+    example.set_defaults(func=_example)
+    plan = commands.add_parser("plan", help="learn V_s(r) from a latency log and apportion a reissue budget: r_s and timeout T_s per stage")
+    plan.add_argument("--dag", required=True, type=Path, metavar="FILE", help="the DAG (corral-yarn/kwiken-dag/v1)")
+    plan.add_argument("--samples", required=True, type=Path, metavar="CSV", help="training log: request_id,stage,latency[,cost]")
+    plan.add_argument("--budget", required=True, type=unit_interval(closed=True), help="B: extra resources for reissues, a fraction in [0, 1]")
+    plan.add_argument("--policy", choices=POLICIES, default="sumvar", help="how to apportion B (default sumvar, §5.3.1; the rest are §5.4.2's baselines)")
+    plan.add_argument("--random-allocations", type=positive_int, default=10_000, help="allocations tried by random-best (default 10000)")
+    plan.add_argument("--seed", type=int, default=0, help="random seed of the offline resampling (default 0)")
+    plan.add_argument("--out", required=True, type=Path, metavar="FILE", help="the plan (corral-yarn/kwiken-plan/v1)")
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON instead of the table")
+    plan.set_defaults(func=_plan)
+    simulate = commands.add_parser("simulate", help="replay a test log with a plan's timeouts (§5.4.1): percentiles with and without")
+    simulate.add_argument("--dag", required=True, type=Path, metavar="FILE", help="the DAG the plan was made for")
+    simulate.add_argument("--plan", required=True, type=Path, metavar="FILE", help="a plan from 'corral kwiken plan'")
+    simulate.add_argument("--samples", required=True, type=Path, metavar="CSV", help="test log: request_id,stage,latency[,cost]")
+    simulate.add_argument("--seed", type=int, default=0, help="random seed of the reissue draws (default 0)")
+    simulate.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
+    simulate.set_defaults(func=_simulate)
