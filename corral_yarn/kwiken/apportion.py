@@ -44,7 +44,7 @@ def sumvar(curves: Sequence[VarianceCurve], costs: Sequence[float], budget: floa
 
     def gain(s: int) -> float:  # drop of w_s V̄_s per unit cost of the next chunk
         new, spent = _step(r[s], c[s], delta)
-        return w[s] * float(curves[s](r[s]) - curves[s](new)) / spent
+        return w[s] * float(curves[s](r[s]) - curves[s](new)) / spent if spent > 0 else 0.0
 
     heap = [(-gain(s), s) for s in range(len(c))]
     heapq.heapify(heap)
@@ -54,6 +54,8 @@ def sumvar(curves: Sequence[VarianceCurve], costs: Sequence[float], budget: floa
         if negative_gain >= 0:
             break
         r[s], spent = _step(r[s], c[s], min(delta, left))
+        if spent <= 0:  # the chunk is below float resolution
+            break
         left -= spent
         if r[s] < 1.0:
             heapq.heappush(heap, (-gain(s), s))
@@ -71,7 +73,10 @@ def water_fill(costs: Sequence[float], budget: float, shares: Sequence[float]) -
     r, left, open_ = np.zeros(len(c)), budget, p > 0
     while left > budget * 1e-12 and open_.any():
         give = np.where(open_, left * p / p[open_].sum(), 0.0)
-        r = np.minimum(1.0, r + give / c)
+        grown = np.minimum(1.0, r + give / c)
+        if np.array_equal(grown, r):  # what is left is below float resolution
+            break
+        r = grown
         left = budget - float(c @ r)
         open_ &= r < 1.0
     return r

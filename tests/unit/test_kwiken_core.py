@@ -179,3 +179,12 @@ def test_random_best_and_descent_spend_within_budget() -> None:
         assert apportion.spent(model.costs, r) <= 0.1 + 1e-9, policy
     share = model.critical_share()
     assert share[2] == 1.0 and 0 < share[0] < 1 and share[0] + share[1] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("budget", [5e-324, 1e-310, 1e-300])
+def test_budgets_below_float_resolution_end_with_nothing_spent_beyond_them(budget: float) -> None:
+    """A budget too small to move any r_s ends the allocation loops (they once spun forever)."""
+    curve = VarianceCurve.of(np.linspace(0, 1, 3), np.array([100.0, 90.0, 85.0]))
+    costs = [0.3, 0.5, 0.2]
+    for r in (apportion.sumvar([curve] * 3, costs, budget), apportion.equal_budget(costs, budget)):
+        assert apportion.spent(costs, r) <= budget * (1 + 1e-9)
