@@ -13,12 +13,10 @@ import logging
 import tempfile
 from pathlib import Path
 
-from hdfs import HdfsError
 
 from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.history import job_id_of
 from corral_yarn.cluster.mapreduce import MapReduceJob
-from corral_yarn.cluster.webhdfs import hdfs_error
 from corral_yarn.errors import InputError
 from estimator.identity import RecurringKey
 from estimator.records import IngestReport, JobRun
@@ -43,14 +41,11 @@ def _input_files(cluster: Cluster, inputs: list[str]) -> list[str]:
 def sample_text(cluster: Cluster, inputs: list[str], sample_bytes: int) -> bytes:
     """The first ``sample_bytes`` of the input files in order, cut after the last whole line."""
     sample = b""
-    try:
-        for path in _input_files(cluster, inputs):
-            with cluster.hdfs.read(path, length=sample_bytes - len(sample)) as f:
-                sample += f.read()
-            if len(sample) >= sample_bytes:
-                break
-    except HdfsError as exc:
-        raise hdfs_error(exc, f"reading a sample of {inputs}") from None
+    for path in _input_files(cluster, inputs):
+        with cluster.hdfs.read(path, length=sample_bytes - len(sample)) as f:
+            sample += f.read()
+        if len(sample) >= sample_bytes:
+            break
     cut = sample.rfind(b"\n") + 1
     if cut == 0:
         raise InputError(f"no whole line in the first {sample_bytes} bytes of {inputs}; profile with a larger sample")
@@ -61,10 +56,7 @@ def profile(cluster: Cluster, job: MapReduceJob, key: str, racks: list[str], sam
             plan_id: str = "profile", block_bytes: int | None = None) -> JobRun:
     """Run ``job`` on a sample of its input on ``racks``, store the run as the profile of ``key``."""
     base = f"{job.output.rstrip('/')}.profile"
-    try:
-        cluster.hdfs.delete(base, recursive=True)  # an earlier profile's sample and output: profiling again replaces them
-    except HdfsError as exc:
-        raise hdfs_error(exc, f"removing the earlier profile {base}") from None
+    cluster.hdfs.delete(base, recursive=True)  # an earlier profile's sample and output: profiling again replaces them
     with tempfile.TemporaryDirectory() as tmp:
         local = Path(tmp) / "sample.txt"
         local.write_bytes(sample_text(cluster, job.inputs, sample_bytes))

@@ -65,7 +65,7 @@ class Cluster:
 
     @cached_property
     def hdfs(self) -> WebHdfs:
-        return WebHdfs(http_url(self.endpoints.webhdfs), user=self.hdfs_user, timeout=self.timeout_s)
+        return WebHdfs(http_url(self.endpoints.webhdfs), user=self.hdfs_user, timeout_s=self.timeout_s, retry=self.retry)
 
     @cached_property
     def history(self) -> JobHistory:

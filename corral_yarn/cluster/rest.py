@@ -1,49 +1,60 @@
-"""A small JSON-over-HTTP client for Hadoop's REST APIs (ResourceManager, JobHistory, NameNode JMX).
+"""A small JSON-over-HTTP client for Hadoop's REST APIs (ResourceManager, JobHistory, NameNode), and
+the one retry policy of every HTTP call the adapters make (WebHDFS through HdfsCLI included).
 
-One rule for failures: a connection that cannot be made is retried with exponential backoff (the
-request never reached the server, so retrying any verb is safe); everything else is not retried.
-An HTTP 4xx/5xx becomes a :class:`RemoteError` carrying Hadoop's ``RemoteException`` message; a body
-that is not the expected JSON becomes a :class:`MalformedResponseError`.
+One rule for failures: a connection that cannot be made is retried with urllib3's exponential
+backoff (the request never reached the server, so retrying any verb is safe); an answer that never
+came (read timeout, dropped connection) is retried too where the request can be sent again as it
+was, the REST clients' JSON bodies (the RM's submissions are made idempotent by their tags and ids),
+but not for WebHDFS's streamed file data. Everything else is not retried. An HTTP 4xx/5xx becomes a
+:class:`RemoteError` carrying Hadoop's ``RemoteException`` message; a body that is not the expected
+JSON becomes a :class:`MalformedResponseError`; no exception of requests or urllib3 leaves the adapters.
 """
 
 from __future__ import annotations
 
 import json
-import logging
-import time
 from dataclasses import dataclass
 from typing import Any
 
 import requests
+import urllib3
+from requests.adapters import HTTPAdapter
 
-from corral_yarn.cluster.errors import MalformedResponseError, RemoteError, UnreachableError
-
-log = logging.getLogger(__name__)
+from corral_yarn.cluster.errors import ClusterError, MalformedResponseError, RemoteError, UnreachableError
 
 
 @dataclass(frozen=True)
 class Retry:
-    """Retries of connection errors: ``attempts`` tries in all, sleeping backoff_s x 2^k between them."""
+    """The retry policy: ``attempts`` tries in all, urllib3's backoff (backoff_s x 2^k) between them."""
 
     attempts: int = 4
     backoff_s: float = 0.5
 
-    def delays(self) -> list[float]:
-        return [self.backoff_s * 2**k for k in range(self.attempts - 1)]
+    def session(self, user: str | None = None, resend: bool = True) -> requests.Session:
+        """A requests Session applying the policy to every request; ``resend=False`` for streamed
+        bodies (only connections that could not be made are retried). ``user``: Hadoop's pseudo
+        authentication (simple auth, ``user.name``)."""
+        retries = self.attempts - 1
+        policy = urllib3.Retry(total=retries, connect=retries, read=retries if resend else 0, status=0, other=0,
+                               allowed_methods=None, backoff_factor=self.backoff_s, raise_on_status=False)
+        session = requests.Session()
+        session.mount("http://", HTTPAdapter(max_retries=policy))
+        session.mount("https://", HTTPAdapter(max_retries=policy))
+        if user:
+            session.params = {"user.name": user}
+        return session
 
 
 class RestClient:
     """JSON requests against one service at ``base_url`` (e.g. ``http://rm:8088``)."""
 
     def __init__(self, service: str, base_url: str, timeout_s: float = 30.0, retry: Retry = Retry(),
-                 user: str | None = None) -> None:
+                 user: str | None = None, resend: bool = True) -> None:
         self.service = service
         self.base_url = base_url.rstrip("/")
         self.timeout_s = timeout_s
         self.retry = retry
-        self.session = requests.Session()
-        if user:
-            self.session.params = {"user.name": user}  # Hadoop's pseudo authentication (simple auth)
+        self.session = retry.session(user, resend)
 
     def __repr__(self) -> str:
         return f"RestClient({self.service!r}, {self.base_url!r})"
@@ -51,9 +62,9 @@ class RestClient:
     def request(self, method: str, path: str, body: Any = None, params: dict[str, str] | None = None,
                 accept_empty: bool = False) -> Any:
         """Send one request; returns the decoded JSON body (None for an empty body if ``accept_empty``)."""
-        response = self._send(method, path, body, params)
-        if response.status_code >= 400:
-            raise self._remote_error(response)
+        data = None if body is None else json.dumps(body)
+        headers = {"Accept": "application/json", **({"Content-Type": "application/json"} if data else {})}
+        response = self.send(method, path, data=data, params=params, headers=headers)
         if not response.content.strip():
             if accept_empty:
                 return None
@@ -68,26 +79,28 @@ class RestClient:
     def get(self, path: str, params: dict[str, str] | None = None) -> Any:
         return self.request("GET", path, params=params)
 
-    def _send(self, method: str, path: str, body: Any, params: dict[str, str] | None) -> requests.Response:
-        url = f"{self.base_url}{path}"
-        data = None if body is None else json.dumps(body)
-        headers = {"Accept": "application/json", **({"Content-Type": "application/json"} if data else {})}
-        delays = self.retry.delays()
-        for attempt in range(self.retry.attempts):
-            try:
-                return self.session.request(method, url, data=data, params=params, headers=headers, timeout=self.timeout_s)
-            except (requests.ConnectionError, requests.Timeout) as exc:  # a read timeout too: no answer in time
-                if attempt == len(delays):
-                    raise UnreachableError(
-                        f"cannot reach {self.service} at {self.base_url} after {self.retry.attempts} attempts: {_reason(exc)}"
-                    ) from None
-                log.info("%s unreachable (%s); retrying in %.1f s", self.service, _reason(exc), delays[attempt])
-                time.sleep(delays[attempt])
-        raise AssertionError("unreachable")  # the loop returns or raises
+    def location(self, method: str, path: str, params: dict[str, Any]) -> str:
+        """The ``Location`` a request is redirected to, not followed (WebHDFS's CREATE and APPEND, step one)."""
+        response = self.send(method, path, params=params, allow_redirects=False)
+        if not (location := response.headers.get("location")):
+            raise MalformedResponseError(f"{self.service} answered {method} {path} with HTTP {response.status_code} and no Location")
+        return location
 
-    def _remote_error(self, response: requests.Response) -> RemoteError:
-        exception, message = _remote_exception(response)
-        return RemoteError(self.service, response.status_code, message, exception)
+    def send(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        """One request under the retry policy (``path`` relative to ``base_url``, or a whole URL);
+        a 4xx/5xx answer is a RemoteError, no answer an UnreachableError."""
+        url = path if path.startswith(("http://", "https://")) else f"{self.base_url}{path}"
+        try:
+            response = self.session.request(method, url, timeout=self.timeout_s, **kwargs)
+        except (requests.ConnectionError, requests.Timeout) as exc:  # a read timeout too: no answer in time
+            raise UnreachableError(f"cannot reach {self.service} at {self.base_url or url} after {self.retry.attempts} "
+                                   f"attempts: {_reason(exc)}") from None
+        except requests.RequestException as exc:
+            raise ClusterError(f"{self.service}: {method} {url} failed: {_excerpt(str(exc), 200)}") from None
+        if response.status_code >= 400:
+            exception, message = _remote_exception(response)
+            raise RemoteError(self.service, response.status_code, message, exception)
+        return response
 
 
 def _remote_exception(response: requests.Response) -> tuple[str | None, str]:

@@ -26,13 +26,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import requests
-from hdfs import HdfsError
 from tqdm import tqdm
 
-from corral_yarn.cluster.errors import ClusterError, UnreachableError
+from corral_yarn.cluster.errors import ClusterError
 from corral_yarn.cluster.topology import DataNodeInfo, Topology
-from corral_yarn.cluster.webhdfs import BlockLocation, WebHdfs, hdfs_error
+from corral_yarn.cluster.webhdfs import BlockLocation, WebHdfs
 from corral_yarn.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -143,12 +141,7 @@ class RackAwareUploader:
     def upload(self, local: str | Path, target: str, racks: list[str], block_bytes: int | None = None,
                replication: int | None = None, overwrite: bool = False) -> PlacementReport:
         """Upload a file or directory to ``target`` with one replica of every block in ``racks``."""
-        try:
-            return self._upload(Path(local), target, racks, block_bytes, replication, overwrite)
-        except HdfsError as exc:
-            raise hdfs_error(exc, f"upload to {target}") from None
-        except requests.ConnectionError as exc:
-            raise UnreachableError(f"lost the connection to HDFS during the upload to {target}: {exc}") from None
+        return self._upload(Path(local), target, racks, block_bytes, replication, overwrite)
 
     def _upload(self, local: Path, target: str, racks: list[str], block_bytes: int | None, replication: int | None,
                 overwrite: bool) -> PlacementReport:
@@ -188,7 +181,7 @@ class RackAwareUploader:
         """Best effort: remove a failed copy now (a killed process leaves it for the next run to remove)."""
         try:
             self.client.delete(temp, recursive=True)
-        except (HdfsError, requests.RequestException) as exc:
+        except ClusterError as exc:
             log.warning("could not remove %s after a failed upload: %s", temp, exc)
 
     def _rename(self, temp: str, target: str) -> None:

@@ -1,4 +1,5 @@
-"""WebHDFS with a chosen writer: HdfsCLI's client, plus writes sent through a DataNode we pick.
+"""WebHDFS with a chosen writer: HdfsCLI's public client for the file operations, Hadoop's WebHDFS REST
+API for what HdfsCLI lacks, and every failure as one of the project's ClusterErrors.
 
 A WebHDFS ``CREATE`` (or ``APPEND``) is two steps: the NameNode answers 307 with the address of a
 DataNode, and the data goes there; that DataNode's WebHDFS handler writes it with its own DFSClient,
@@ -6,22 +7,30 @@ so the NameNode sees *that DataNode* as the writer (Hadoop's ``WebHdfsHandler.on
 the second step to a DataNode of R_j instead of the one the NameNode proposed therefore makes the
 placement policy (java_patch ``CorralBlockPlacementPolicy``) keep the first replica in R_j
 (thesis §4.1). The redirect URL keeps every parameter the NameNode set; only host and port change.
+
+Every request goes through sessions of the one retry policy (:class:`~corral_yarn.cluster.rest.Retry`):
+HdfsCLI is given one (its documented ``session`` argument) that retries only connections that could
+not be made, since file data is streamed and cannot be sent twice.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any, TypeVar
+from urllib.parse import quote, urlsplit, urlunsplit
 
+import requests
 from hdfs import HdfsError, InsecureClient
-from hdfs.client import _Request  # HdfsCLI's declarative endpoint table; an op is one line
 
-from corral_yarn.cluster.errors import MalformedResponseError, RemoteError
+from corral_yarn.cluster.errors import ClusterError, MalformedResponseError, RemoteError, UnreachableError
+from corral_yarn.cluster.rest import RestClient, Retry
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+API = "/webhdfs/v1"
 
 
 @dataclass(frozen=True)
@@ -34,15 +43,51 @@ class BlockLocation:
     racks: tuple[str, ...]
 
 
-class WebHdfs(InsecureClient):
-    """HdfsCLI's InsecureClient with ``GETFILEBLOCKLOCATIONS`` and writes through a chosen DataNode."""
+class WebHdfs:
+    """The file operations of one NameNode's WebHDFS, e.g. ``WebHdfs("http://nn:9870", user="hdfs")``."""
 
-    _get_file_block_locations = _Request("GET")
-    _get_server_defaults = _Request("GET")
+    def __init__(self, url: str, user: str | None = None, timeout_s: float = 30.0, retry: Retry = Retry()) -> None:
+        self.namenode = RestClient("NameNode", url, timeout_s=timeout_s, retry=retry, user=user)
+        self.datanodes = RestClient("DataNode", "", timeout_s=timeout_s, retry=retry, user=user, resend=False)
+        self.client = InsecureClient(url, user=user, timeout=timeout_s, session=retry.session(user, resend=False))
+
+    def status(self, hdfs_path: str, strict: bool = True) -> dict[str, Any] | None:
+        """The FileStatus of a path; None for a missing one unless ``strict``."""
+        return _sealed(f"status of {hdfs_path}", self.client.status, hdfs_path, strict=strict)
+
+    def list(self, hdfs_path: str, status: bool = False) -> list[Any]:
+        """Names in a directory, or (name, FileStatus) pairs with ``status``."""
+        return _sealed(f"list {hdfs_path}", self.client.list, hdfs_path, status=status)
+
+    def delete(self, hdfs_path: str, recursive: bool = False) -> bool:
+        return _sealed(f"delete {hdfs_path}", self.client.delete, hdfs_path, recursive=recursive)
+
+    def makedirs(self, hdfs_path: str, permission: str | None = None) -> None:
+        _sealed(f"create the directory {hdfs_path}", self.client.makedirs, hdfs_path, permission=permission)
+
+    def rename(self, hdfs_src_path: str, hdfs_dst_path: str) -> None:
+        _sealed(f"rename {hdfs_src_path} to {hdfs_dst_path}", self.client.rename, hdfs_src_path, hdfs_dst_path)
+
+    def write(self, hdfs_path: str, data: Any, **options: Any) -> None:
+        """Write ``data`` (bytes, str or an iterable of bytes) to a file; options as HdfsCLI's ``write``."""
+        _sealed(f"write {hdfs_path}", self.client.write, hdfs_path, data, **options)
+
+    def upload(self, hdfs_path: str, local_path: str, **options: Any) -> str:
+        """Upload a local file or directory with HDFS's own placement; options as HdfsCLI's ``upload``."""
+        return _sealed(f"upload {local_path} to {hdfs_path}", self.client.upload, hdfs_path, local_path, **options)
+
+    @contextmanager
+    def read(self, hdfs_path: str, **options: Any) -> Iterator[Any]:
+        """A reader of a file (``with hdfs.read(path, encoding="utf-8") as f``); options as HdfsCLI's ``read``."""
+        try:
+            with self.client.read(hdfs_path, **options) as reader:
+                yield reader
+        except (HdfsError, requests.RequestException) as exc:
+            raise _cluster_error(exc, f"read {hdfs_path}") from None
 
     def block_size(self) -> int:
         """The NameNode's default block size (``dfs.blocksize``), from ``GETSERVERDEFAULTS``."""
-        body = self._get_server_defaults("/").json()
+        body = self.namenode.request("GET", f"{API}/", params={"op": "GETSERVERDEFAULTS"})
         try:
             return int(body["FsServerDefaults"]["blockSize"])
         except (KeyError, TypeError, ValueError) as exc:
@@ -50,7 +95,7 @@ class WebHdfs(InsecureClient):
 
     def block_locations(self, hdfs_path: str) -> list[BlockLocation]:
         """The blocks of a file with the racks holding their replicas (Hadoop 3.3+ WebHDFS)."""
-        body = self._get_file_block_locations(hdfs_path).json()
+        body = self.namenode.request("GET", f"{API}{quote(hdfs_path)}", params={"op": "GETFILEBLOCKLOCATIONS"})
         try:
             blocks = body["BlockLocations"]["BlockLocation"]
             return [BlockLocation(offset=int(b["offset"]), length=int(b["length"]), hosts=tuple(b["hosts"]),
@@ -61,22 +106,20 @@ class WebHdfs(InsecureClient):
     def create_through(self, hdfs_path: str, data: Iterable[bytes], datanode_http: str | None,
                        blocksize: int | None = None, replication: int | None = None, overwrite: bool = False) -> None:
         """Create ``hdfs_path`` with ``data``, written through ``datanode_http`` (host:port); None = as the NameNode chooses."""
-        redirect = self._create(hdfs_path, overwrite=overwrite, blocksize=blocksize, replication=replication)
-        self._send_to_datanode("PUT", redirect, data, datanode_http)
+        options = {"blocksize": blocksize, "replication": replication}
+        params = {"op": "CREATE", "overwrite": str(overwrite).lower(), **{k: str(v) for k, v in options.items() if v}}
+        self._send_to_datanode("PUT", self.namenode.location("PUT", f"{API}{quote(hdfs_path)}", params), data, datanode_http)
 
     def append_through(self, hdfs_path: str, data: Iterable[bytes], datanode_http: str | None) -> None:
         """Append ``data`` to ``hdfs_path`` through ``datanode_http``; at a block boundary this starts a new block."""
-        redirect = self._append(hdfs_path)
-        self._send_to_datanode("POST", redirect, data, datanode_http)
+        self._send_to_datanode("POST", self.namenode.location("POST", f"{API}{quote(hdfs_path)}", {"op": "APPEND"}), data, datanode_http)
 
-    def _send_to_datanode(self, method: str, redirect: Any, data: Iterable[bytes], datanode_http: str | None) -> None:
-        location = redirect.headers.get("location")
-        if not location:
-            raise MalformedResponseError(f"NameNode answered HTTP {redirect.status_code} without a DataNode location")
+    def _send_to_datanode(self, method: str, location: str, data: Iterable[bytes], datanode_http: str | None) -> None:
         url = location if datanode_http is None else _with_netloc(location, datanode_http)
-        response = self._request(method=method, url=url, data=data)
-        if not response.ok:
-            raise _datanode_error(response, url)
+        try:
+            self.datanodes.send(method, url, data=data)
+        except RemoteError as exc:
+            raise RemoteError(f"DataNode {urlsplit(url).netloc}", exc.status, exc.remote_message, exc.exception) from None
 
 
 def _with_netloc(url: str, netloc: str) -> str:
@@ -84,14 +127,18 @@ def _with_netloc(url: str, netloc: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
-def _datanode_error(response: Any, url: str) -> RemoteError:
+def _sealed(what: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``call(*args, **kwargs)`` with HdfsCLI's and requests' errors as the project's."""
     try:
-        remote = response.json()["RemoteException"]
-        return RemoteError(f"DataNode {urlsplit(url).netloc}", response.status_code, remote.get("message", ""), remote.get("exception"))
-    except (ValueError, KeyError, TypeError):
-        return RemoteError(f"DataNode {urlsplit(url).netloc}", response.status_code, response.text[:200] or response.reason)
+        return call(*args, **kwargs)
+    except (HdfsError, requests.RequestException) as exc:
+        raise _cluster_error(exc, what) from None
 
 
-def hdfs_error(exc: HdfsError, what: str) -> RemoteError:
-    """An HdfsCLI error as the project's RemoteError (HdfsCLI keeps Hadoop's exception name)."""
-    return RemoteError("NameNode", None, f"{what}: {exc.message}", getattr(exc, "exception", None))
+def _cluster_error(exc: HdfsError | requests.RequestException, what: str) -> ClusterError:
+    """An HdfsCLI error as a RemoteError (HdfsCLI keeps Hadoop's exception name); no connection as UnreachableError."""
+    if isinstance(exc, HdfsError):
+        return RemoteError("NameNode", None, f"{what}: {exc.message}", getattr(exc, "exception", None))
+    if isinstance(exc, (requests.ConnectionError, requests.Timeout)):
+        return UnreachableError(f"cannot reach HDFS to {what}: {exc}")
+    return ClusterError(f"HDFS: could not {what}: {exc}")

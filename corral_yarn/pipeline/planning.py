@@ -16,7 +16,6 @@ from pathlib import Path
 
 from corral_yarn import io
 from corral_yarn.cluster import Cluster
-from corral_yarn.cluster.webhdfs import hdfs_error
 from corral_yarn.contracts import ClusterSpec, Plan, Workload
 from corral_yarn.pipeline.history import history_source
 from corral_yarn.pipeline.settings import Period, PipelineSettings
@@ -25,7 +24,6 @@ from corral_yarn.report.plan import write_plan_report
 from estimator.estimate import EstimateOptions, estimate
 from estimator.records import IngestReport
 from estimator.store import HistoryStore
-from hdfs.util import HdfsError
 
 log = logging.getLogger(__name__)
 
@@ -101,19 +99,16 @@ def publish(cluster: Cluster, settings: PipelineSettings, directory: Path) -> st
     """
     version = version_of(directory)
     target = posixpath.join(settings.plans_dir, version)
-    try:
-        if cluster.hdfs.status(target, strict=False) is None:
-            temp = target + "._COPYING_"
-            cluster.hdfs.delete(temp, recursive=True)
-            cluster.hdfs.makedirs(temp)
-            for name in PUBLISHED_FILES:
-                cluster.hdfs.upload(posixpath.join(temp, name), str(directory / name), overwrite=True)
-            if (directory / REPORT).is_dir():
-                cluster.hdfs.upload(posixpath.join(temp, REPORT), str(directory / REPORT), overwrite=True)
-            cluster.hdfs.rename(temp, target)
-        cluster.hdfs.write(posixpath.join(settings.plans_dir, LATEST), version + "\n", overwrite=True, encoding="utf-8")
-    except HdfsError as exc:
-        raise hdfs_error(exc, f"publish the plan to {target}") from None
+    if cluster.hdfs.status(target, strict=False) is None:
+        temp = target + "._COPYING_"
+        cluster.hdfs.delete(temp, recursive=True)
+        cluster.hdfs.makedirs(temp)
+        for name in PUBLISHED_FILES:
+            cluster.hdfs.upload(posixpath.join(temp, name), str(directory / name), overwrite=True)
+        if (directory / REPORT).is_dir():
+            cluster.hdfs.upload(posixpath.join(temp, REPORT), str(directory / REPORT), overwrite=True)
+        cluster.hdfs.rename(temp, target)
+    cluster.hdfs.write(posixpath.join(settings.plans_dir, LATEST), version + "\n", overwrite=True, encoding="utf-8")
     log.info("published plan %s to %s", version, target)
     return target
 
@@ -131,15 +126,12 @@ class Published:
 
 def load_published(cluster: Cluster, settings: PipelineSettings, version: str | None = None) -> Published:
     """The plan named ``version`` under plans_dir, or the latest one."""
-    try:
-        if not version or version == "latest":
-            with cluster.hdfs.read(posixpath.join(settings.plans_dir, LATEST), encoding="utf-8") as f:
-                version = f.read().strip()
-        docs = {}
-        for name in PUBLISHED_FILES:
-            with cluster.hdfs.read(posixpath.join(settings.plans_dir, version, name), encoding="utf-8") as f:
-                docs[name] = json.loads(f.read())
-    except HdfsError as exc:
-        raise hdfs_error(exc, f"read the published plan {version or LATEST} under {settings.plans_dir}") from None
+    if not version or version == "latest":
+        with cluster.hdfs.read(posixpath.join(settings.plans_dir, LATEST), encoding="utf-8") as f:
+            version = f.read().strip()
+    docs = {}
+    for name in PUBLISHED_FILES:
+        with cluster.hdfs.read(posixpath.join(settings.plans_dir, version, name), encoding="utf-8") as f:
+            docs[name] = json.loads(f.read())
     return Published(version, io.parse(Period, docs[PERIOD], PERIOD), io.parse(Plan, docs[PLAN], PLAN),
                      io.parse(Workload, docs[JOBS], JOBS), io.parse(ClusterSpec, docs[CLUSTER], CLUSTER))

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+import urllib3
 
 from corral_yarn import cli
 from corral_yarn.cli import cluster as cluster_cli
-from corral_yarn.cluster import rest
 from corral_yarn.contracts import Plan, PlannedJob
 from corral_yarn.io import save
 
@@ -55,6 +55,6 @@ def test_unknown_plan_job_names_the_jobs(capsys: pytest.CaptureFixture[str], tmp
 
 
 def test_unreachable_cluster_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(rest.time, "sleep", lambda s: None)  # no backoff waits in a unit test
+    monkeypatch.setattr(urllib3.Retry, "sleep", lambda self, response=None: None)  # no backoff waits in a unit test
     code, _, err = run(capsys, "status", "--rm", "http://127.0.0.1:1", "--webhdfs", "http://127.0.0.1:1", "application_1_1")
     assert code == 2 and err.startswith("corral: error: cannot reach ResourceManager at http://127.0.0.1:1 after 4 attempts")
