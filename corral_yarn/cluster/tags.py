@@ -9,20 +9,29 @@ tags, so decoding is case-insensitive and rack names are compared lower-cased.
 
 from __future__ import annotations
 
+import logging
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from corral_yarn.contracts import Plan
 from corral_yarn.errors import InputError
 
+log = logging.getLogger(__name__)
 MAX_TAG_CHARS = 100  # yarn.resourcemanager.application.max-tag.length's default
 MAX_TAGS = 10  # yarn.resourcemanager.application.max-tags' default
 PLAN_PREFIX = "corral-plan:"
 JOB_PREFIX = "corral-job:"
-RACKS_TAG = re.compile(r"^corral-racks-(\d+):(.*)$")
+RACKS_PREFIX = "corral-racks-"
+RACKS_TAG = re.compile(r"corral-racks-(\d{1,3}):(.*)")
 RACK_SEPARATOR = ";"
-RACK_PATH = re.compile(r"^/[a-z0-9._\-/]+$")  # what the scheduler accepts, after lower-casing
+RACK_PATH = re.compile(r"/[a-z0-9._\-/]+")  # what the scheduler accepts, after lower-casing
+SIBLING_NAME = re.compile(r"[a-z0-9._\-]+")  # a rack written by its name after a sibling
 _FORBIDDEN = re.compile(r"[,;\s]")  # YARN splits tags on commas; ';' separates racks
+
+
+class MalformedRackSetError(InputError):
+    """Tags that claim a rack set but do not follow the encoding; the scheduler then confines nothing."""
 
 
 @dataclass(frozen=True)
@@ -38,7 +47,7 @@ class CorralTags:
         for what, value in (("plan id", self.plan_id), ("job name", self.job)):
             _check_value(what, value)
         racks = sorted({r.lower() for r in self.racks})
-        if bad := [r for r in racks if not RACK_PATH.match(r)]:
+        if bad := [r for r in racks if not RACK_PATH.fullmatch(r)]:
             raise InputError(f"rack {bad[0]!r} cannot go into a rack-set tag: it must be a topology path like /rack-a")
         tags = [PLAN_PREFIX + self.plan_id, JOB_PREFIX + self.job, *_rack_tags(racks)]
         if too_long := [t for t in tags if len(t) > MAX_TAG_CHARS]:
@@ -50,14 +59,19 @@ class CorralTags:
 
     @classmethod
     def decode(cls, tags: list[str] | str) -> CorralTags | None:
-        """The Corral hints among an application's tags (a list, or YARN's comma-joined string); None if absent."""
+        """The Corral hints among an application's tags (a list, or YARN's comma-joined string); None if absent.
+        ``racks`` is the rack set the scheduler confines the application to: empty when its rack-set
+        tags are malformed (logged), as RackSetTags reads them."""
         items = [t.strip().lower() for t in (tags.split(",") if isinstance(tags, str) else tags) if t.strip()]
         plan = next((t.removeprefix(PLAN_PREFIX) for t in items if t.startswith(PLAN_PREFIX)), None)
         job = next((t.removeprefix(JOB_PREFIX) for t in items if t.startswith(JOB_PREFIX)), None)
-        parts = sorted((int(m[1]), m[2]) for t in items if (m := RACKS_TAG.match(t)))
         if plan is None or job is None:
             return None
-        racks = tuple(sorted({r for _, part in parts for r in _expand(part)}))
+        try:
+            racks = parse_rack_set(items)
+        except MalformedRackSetError as exc:
+            log.warning("plan %s job %s: %s; the scheduler confines it to no rack set", plan, job, exc)
+            racks = ()
         return cls(plan_id=plan, job=job, racks=racks)
 
     def matches(self, other: CorralTags) -> bool:
@@ -93,11 +107,36 @@ def _sibling(previous: str, rack: str) -> str:
     return name if name and previous.rpartition("/")[0] == parent else rack
 
 
+def parse_rack_set(tags: Iterable[str]) -> tuple[str, ...]:
+    """R_j from an application's tags, sorted and lower-cased, read exactly as the scheduler's
+    ``RackSetTags.parse`` reads it (both checked against tests/data/rack_tag_vectors.json); empty
+    when no tag starts with ``corral-racks-``. Raises MalformedRackSetError naming the bad tag."""
+    parts: dict[int, str] = {}
+    for raw in tags:
+        tag = raw.strip().lower()
+        if not tag.startswith(RACKS_PREFIX):
+            continue
+        if not (m := RACKS_TAG.fullmatch(tag)):
+            raise MalformedRackSetError(f"tag {raw!r} does not match {RACKS_PREFIX}<k>:<rack>;<rack>;...")
+        if (k := int(m[1])) in parts:
+            raise MalformedRackSetError(f"rack-set tag number {k} appears twice")
+        parts[k] = m[2]
+    if sorted(parts) != list(range(len(parts))):
+        raise MalformedRackSetError(f"rack-set tags must be numbered 0..{len(parts) - 1} without gaps, got {sorted(parts)}")
+    return tuple(sorted({rack for k in sorted(parts) for rack in _expand(parts[k])}))
+
+
 def _expand(part: str) -> list[str]:
     """The racks of one tag's value, sibling shorthand expanded (the inverse of :func:`_rack_tags`)."""
     racks: list[str] = []
-    for item in filter(None, part.split(RACK_SEPARATOR)):
-        racks.append(item if item.startswith("/") or not racks else racks[-1].rpartition("/")[0] + "/" + item)
+    for item in part.split(RACK_SEPARATOR):
+        if RACK_PATH.fullmatch(item):
+            racks.append(item)
+        elif racks and SIBLING_NAME.fullmatch(item):
+            racks.append(racks[-1].rpartition("/")[0] + "/" + item)
+        else:
+            raise MalformedRackSetError(f"{item!r} is not a rack path like /rack-a"
+                                        + (f" nor the name of a sibling of {racks[-1]}" if racks else ""))
     return racks
 
 

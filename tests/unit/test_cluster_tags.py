@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corral_yarn.cluster.tags import MAX_TAG_CHARS, CorralTags
+from corral_yarn.cluster.tags import MAX_TAG_CHARS, CorralTags, MalformedRackSetError, parse_rack_set
 from corral_yarn.errors import InputError
 
 rack = st.from_regex(r"(/(dc[0-2]|row-[0-2])){0,2}/[a-z0-9][a-z0-9._\-]{0,30}", fullmatch=True)
@@ -68,3 +71,26 @@ def test_a_rack_with_the_parent_of_the_one_before_is_written_by_its_name() -> No
 def test_matches_compares_plan_and_job_case_insensitively() -> None:
     assert CorralTags("P", "WordCount", ()).matches(CorralTags("p", "wordcount", ("/x",)))
     assert not CorralTags("p", "a", ()).matches(CorralTags("p", "b", ()))
+
+
+VECTORS = json.loads((Path(__file__).parents[1] / "data" / "rack_tag_vectors.json").read_text())
+
+
+@pytest.mark.parametrize("case", VECTORS["parse"], ids=lambda c: ",".join(c["tags"]) or "none")
+def test_shared_vectors_parse_to_the_rack_set_the_scheduler_enforces(case: dict) -> None:
+    assert parse_rack_set(case["tags"]) == tuple(case["racks"])
+    decoded = CorralTags.decode(["corral-plan:p", "corral-job:j", *case["tags"]])
+    assert decoded is not None and decoded.racks == tuple(case["racks"])
+
+
+@pytest.mark.parametrize("case", VECTORS["malformed"], ids=lambda c: c["why"])
+def test_shared_vectors_malformed_tags_are_rejected_and_confine_nothing(case: dict) -> None:
+    with pytest.raises(MalformedRackSetError):
+        parse_rack_set(case["tags"])
+    decoded = CorralTags.decode(["corral-plan:p", "corral-job:j", *case["tags"]])
+    assert decoded is not None and decoded.racks == ()  # as the scheduler: scheduled without a rack set
+
+
+@pytest.mark.parametrize("case", VECTORS["encode"], ids=lambda c: str(len(c["racks"])))
+def test_shared_vectors_encode_as_the_scheduler_does(case: dict) -> None:
+    assert CorralTags("p", "j", tuple(case["racks"])).encode()[2:] == case["tags"]

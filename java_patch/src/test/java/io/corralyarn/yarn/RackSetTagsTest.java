@@ -4,11 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 
 class RackSetTagsTest {
@@ -42,26 +45,38 @@ class RackSetTagsTest {
     assertEquals(new TreeSet<>(racks), RackSetTags.parse(encoded));
   }
 
-  @Test
-  void parsingIsCaseInsensitiveAndIgnoresOtherTags() throws Exception {
-    assertEquals(Set.of("/rack-a", "/rack-b"),
-        RackSetTags.parse(List.of("CORRAL-RACKS-0:/Rack-A;/rack-b", "corral-job:x", "other")));
-    assertEquals(Set.of(), RackSetTags.parse(List.of("corral-plan:p1", "corral-job:j")));
+  /** The vectors both codecs are checked against (tests/data/rack_tag_vectors.json). */
+  private static JsonNode vectors() throws Exception {
+    Path file = Path.of(System.getProperty("basedir", ".")).resolve("../tests/data/rack_tag_vectors.json");
+    return new ObjectMapper().readTree(file.toFile());
+  }
+
+  private static List<String> strings(JsonNode array) {
+    List<String> values = new ArrayList<>();
+    array.forEach(node -> values.add(node.asText()));
+    return values;
   }
 
   @Test
-  void malformedTagsAreRejected() {
-    for (List<String> tags : List.of(
-        List.of("corral-racks-0:rack-a"),
-        List.of("corral-racks-0:"),
-        List.of("corral-racks-x:/rack-a"),
-        List.of("corral-racks-1:/rack-a"),
-        List.of("corral-racks-0:/rack-a;;/rack-b"),
-        List.of("corral-racks-0:/rack a"),
-        List.of("corral-racks-0:/dc1/rack-a;rack b"),
-        List.of("corral-racks-0:/dc1/rack-a;dc1/rack-b"))) {
-      assertThrows(RackSetTags.MalformedRackSetException.class, () -> RackSetTags.parse(tags),
-          tags.toString());
+  void sharedVectorsParseToTheirRackSet() throws Exception {
+    for (JsonNode c : vectors().get("parse")) {
+      assertEquals(new TreeSet<>(strings(c.get("racks"))), RackSetTags.parse(strings(c.get("tags"))),
+          c.get("tags").toString());
+    }
+  }
+
+  @Test
+  void sharedVectorsOfMalformedTagsAreRejected() throws Exception {
+    for (JsonNode c : vectors().get("malformed")) {
+      assertThrows(RackSetTags.MalformedRackSetException.class,
+          () -> RackSetTags.parse(strings(c.get("tags"))), c.get("why").asText());
+    }
+  }
+
+  @Test
+  void sharedVectorsEncodeAsThePythonSideDoes() throws Exception {
+    for (JsonNode c : vectors().get("encode")) {
+      assertEquals(strings(c.get("tags")), RackSetTags.encode(strings(c.get("racks")), 100));
     }
   }
 }
