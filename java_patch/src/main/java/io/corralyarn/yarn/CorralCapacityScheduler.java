@@ -25,6 +25,9 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaS
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAddedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptAddedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppRemovedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeAddedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeRemovedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeResourceUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,8 +40,11 @@ import org.slf4j.LoggerFactory;
  * orders applications competing for a node of a shared rack, as in the CapacityScheduler.
  *
  * <p>The restriction is YARN's own per-application blacklist, holding every rack outside R_j; the
- * CapacityScheduler skips blacklisted racks on every allocation path. It is recomputed when an
- * attempt starts, on every allocate call and whenever a node joins or leaves. When the live
+ * CapacityScheduler skips blacklisted racks on every allocation path. It is set when an attempt
+ * starts, again on the attempt's first allocate call once its AM runs (YARN keeps the AM
+ * container's blacklist apart), and whenever a node joins, leaves or is resized; the racks' health
+ * comes from a {@link RackCensus} kept up to date by those node events, so an allocate call costs
+ * O(1) unless something changed, and a node event O(restricted applications x racks). When the live
  * NodeManagers of R_j fall to {@value #FALLBACK_FRACTION_DEFAULT} (configurable with
  * {@value #FALLBACK_FRACTION_KEY}) or less of the machines ever seen there, or no live node of
  * R_j could hold the AM container, the restriction is lifted for that application (logged and
@@ -59,6 +65,9 @@ public class CorralCapacityScheduler extends CapacityScheduler {
 
   private final ConcurrentMap<ApplicationId, Set<String>> rackSets = new ConcurrentHashMap<>();
   private final Set<ApplicationId> lifted = ConcurrentHashMap.newKeySet();
+  // per application: the census version and AM phase its blacklist was last computed for
+  private final ConcurrentMap<ApplicationId, Long> enforcedAt = new ConcurrentHashMap<>();
+  private final RackCensus census = new RackCensus();
   private volatile double fallbackFraction = FALLBACK_FRACTION_DEFAULT;
   private volatile CorralSchedulerMetrics metrics;
 
@@ -112,19 +121,28 @@ public class CorralCapacityScheduler extends CapacityScheduler {
         super.handle(event);
         ApplicationId attemptApp = ((AppAttemptAddedSchedulerEvent) event)
             .getApplicationAttemptId().getApplicationId();
-        if (rackSets.containsKey(attemptApp)) {
-          enforce(attemptApp, RackCensus.of(rmContext));
-        }
+        enforcedAt.remove(attemptApp);  // a new attempt has a blacklist of its own
+        enforce(attemptApp);
         break;
       case APP_REMOVED:
         super.handle(event);
         forget(((AppRemovedSchedulerEvent) event).getApplicationID());
         break;
       case NODE_ADDED:
+        super.handle(event);
+        census.nodeAdded(((NodeAddedSchedulerEvent) event).getAddedRMNode());
+        rackSets.keySet().forEach(this::enforce);
+        break;
       case NODE_REMOVED:
         super.handle(event);
-        RackCensus census = RackCensus.of(rmContext);
-        rackSets.keySet().forEach(appId -> enforce(appId, census));
+        census.nodeRemoved(((NodeRemovedSchedulerEvent) event).getRemovedRMNode());
+        rackSets.keySet().forEach(this::enforce);
+        break;
+      case NODE_RESOURCE_UPDATE:
+        super.handle(event);
+        NodeResourceUpdateSchedulerEvent update = (NodeResourceUpdateSchedulerEvent) event;
+        census.nodeResized(update.getRMNode(), update.getResourceOption().getResource());
+        rackSets.keySet().forEach(this::enforce);
         break;
       default:
         super.handle(event);
@@ -136,9 +154,7 @@ public class CorralCapacityScheduler extends CapacityScheduler {
       List<SchedulingRequest> schedulingRequests, List<ContainerId> release,
       List<String> blacklistAdditions, List<String> blacklistRemovals,
       ContainerUpdates updateRequests) {
-    if (rackSets.containsKey(attemptId.getApplicationId())) {
-      enforce(attemptId.getApplicationId(), RackCensus.of(rmContext));
-    }
+    enforce(attemptId.getApplicationId());
     return super.allocate(attemptId, ask, schedulingRequests, release, blacklistAdditions,
         blacklistRemovals, updateRequests);
   }
@@ -163,30 +179,44 @@ public class CorralCapacityScheduler extends CapacityScheduler {
   }
 
   private void forget(ApplicationId appId) {
+    enforcedAt.remove(appId);
     if (rackSets.remove(appId) != null && !lifted.remove(appId)) {
       metrics.restrictedApplications.decr();
     }
   }
 
-  /** Brings the application's blacklist in line with its rack set and the racks' health. */
-  private void enforce(ApplicationId appId, RackCensus census) {
+  /**
+   * Brings the application's blacklist in line with its rack set and the racks' health, unless it
+   * already is: nothing changed in the census or the attempt's AM phase since the last time.
+   */
+  private void enforce(ApplicationId appId) {
     Set<String> racks = rackSets.get(appId);
-    SchedulerApplication<FiCaSchedulerApp> app = getSchedulerApplications().get(appId);
+    SchedulerApplication<FiCaSchedulerApp> app = racks == null ? null : getSchedulerApplications().get(appId);
     FiCaSchedulerApp attempt = app == null ? null : app.getCurrentAppAttempt();
-    if (racks == null || attempt == null) {
+    if (attempt == null) {
       return;
     }
-    String liftReason = liftReason(appId, racks, attempt, census);
-    List<String> outside = liftReason == null ? census.racksOutside(racks) : List.of();
-    List<String> inside = new ArrayList<>(census.allRacks());
-    inside.removeAll(outside);
-    attempt.updateBlacklist(outside, inside);
-    recordTransition(appId, racks, liftReason);
+    Long previous = enforcedAt.get(appId);
+    if (previous != null && previous == stamp(attempt)) {
+      return;
+    }
+    synchronized (census) {  // no census change, and no other enforce, until the blacklist is set
+      enforcedAt.put(appId, stamp(attempt));
+      String liftReason = liftReason(appId, racks, attempt);
+      List<String> outside = liftReason == null ? census.racksOutside(racks) : List.of();
+      List<String> inside = new ArrayList<>(census.allRacks());
+      inside.removeAll(outside);
+      attempt.updateBlacklist(outside, inside);
+      recordTransition(appId, racks, liftReason);
+    }
+  }
+
+  private long stamp(FiCaSchedulerApp attempt) {
+    return 2 * census.version() + (attempt.isWaitingForAMContainer() ? 1 : 0);
   }
 
   /** Why the restriction must be lifted now, or null if it holds. */
-  private String liftReason(ApplicationId appId, Set<String> racks, FiCaSchedulerApp attempt,
-      RackCensus census) {
+  private String liftReason(ApplicationId appId, Set<String> racks, FiCaSchedulerApp attempt) {
     int all = census.hostsIn(racks);
     int live = census.liveHostsIn(racks);
     if (all == 0) {

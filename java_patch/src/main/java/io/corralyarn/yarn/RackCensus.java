@@ -9,59 +9,64 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
-import org.apache.hadoop.yarn.api.records.NodeState;
+import org.apache.hadoop.yarn.api.records.NodeId;
 import org.apache.hadoop.yarn.api.records.Resource;
-import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.util.resource.Resources;
 
 /**
- * A snapshot of the NodeManagers the ResourceManager knows, by rack: every host ever seen (active
- * or inactive: lost, shut down, decommissioned) and the hosts whose NodeManager is RUNNING. Hosts,
- * not NodeIds, are counted so a NodeManager restarted on a new port is one machine.
+ * The NodeManagers the scheduler knows, by rack, kept up to date from the scheduler's own node
+ * events (added, removed, resized) rather than rebuilt from every node: every host ever seen
+ * (including NodeManagers since lost, shut down or decommissioned) and the hosts whose
+ * NodeManager the scheduler holds now. Hosts, not NodeIds, are counted, so a NodeManager
+ * restarted on a new port is one machine. An event costs O(1); a question about a rack set costs
+ * O(racks in it) (O(its live nodes) for {@link #canHost}). Every change bumps {@link #version},
+ * so a caller can tell whether what it derived from the census is still current. Thread-safe; a
+ * caller holding the census's monitor sees no change until it lets go.
  */
 final class RackCensus {
 
   private final Map<String, Set<String>> allHosts = new HashMap<>();
-  private final Map<String, Set<String>> liveHosts = new HashMap<>();
-  private final Map<String, List<Resource>> liveCapacities = new HashMap<>();
+  private final Map<String, Map<String, Integer>> liveHosts = new HashMap<>();  // rack -> host -> NMs
+  private final Map<String, Map<NodeId, Resource>> liveCapacities = new HashMap<>();
   private final Map<String, Set<String>> racksByLowerName = new HashMap<>();
+  private volatile long version;
 
-  private RackCensus() {
-  }
-
-  static RackCensus of(RMContext context) {
-    RackCensus census = new RackCensus();
-    for (RMNode node : context.getInactiveRMNodes().values()) {
-      census.add(node, false);
-    }
-    for (RMNode node : context.getRMNodes().values()) {
-      census.add(node, node.getState() == NodeState.RUNNING);
-    }
-    return census;
-  }
-
-  private void add(RMNode node, boolean live) {
+  synchronized void nodeAdded(RMNode node) {
     String rack = node.getRackName();
     allHosts.computeIfAbsent(rack, r -> new HashSet<>()).add(node.getHostName());
     racksByLowerName.computeIfAbsent(rack.toLowerCase(Locale.ROOT), r -> new HashSet<>()).add(rack);
-    if (live) {
-      liveHosts.computeIfAbsent(rack, r -> new HashSet<>()).add(node.getHostName());
-      liveCapacities.computeIfAbsent(rack, r -> new ArrayList<>()).add(node.getTotalCapability());
+    liveHosts.computeIfAbsent(rack, r -> new HashMap<>()).merge(node.getHostName(), 1, Integer::sum);
+    liveCapacities.computeIfAbsent(rack, r -> new HashMap<>()).put(node.getNodeID(),
+        node.getTotalCapability());
+    version++;
+  }
+
+  synchronized void nodeRemoved(RMNode node) {
+    String rack = node.getRackName();
+    Map<NodeId, Resource> capacities = liveCapacities.getOrDefault(rack, Map.of());
+    if (!capacities.containsKey(node.getNodeID())) {
+      return;
+    }
+    capacities.remove(node.getNodeID());
+    liveHosts.get(rack).computeIfPresent(node.getHostName(), (host, n) -> n > 1 ? n - 1 : null);
+    version++;
+  }
+
+  synchronized void nodeResized(RMNode node, Resource capability) {
+    Map<NodeId, Resource> capacities = liveCapacities.get(node.getRackName());
+    if (capacities != null && capacities.replace(node.getNodeID(), capability) != null) {
+      version++;
     }
   }
 
-  /** The racks of the cluster whose names are in the (lower-case) rack set. */
-  Set<String> racksIn(Collection<String> rackSet) {
-    Set<String> racks = new HashSet<>();
-    for (String wanted : rackSet) {
-      racks.addAll(racksByLowerName.getOrDefault(wanted.toLowerCase(Locale.ROOT), Set.of()));
-    }
-    return racks;
+  /** A number that changes whenever the census does. */
+  long version() {
+    return version;
   }
 
-  /** The racks of the cluster that are not in the rack set. */
-  List<String> racksOutside(Collection<String> rackSet) {
+  /** The racks of the cluster that are not in the (lower-case) rack set. */
+  synchronized List<String> racksOutside(Collection<String> rackSet) {
     Set<String> inside = racksIn(rackSet);
     List<String> outside = new ArrayList<>();
     for (String rack : allHosts.keySet()) {
@@ -72,22 +77,30 @@ final class RackCensus {
     return outside;
   }
 
-  List<String> allRacks() {
+  synchronized List<String> allRacks() {
     return new ArrayList<>(allHosts.keySet());
   }
 
-  int hostsIn(Collection<String> rackSet) {
-    return count(allHosts, racksIn(rackSet));
+  synchronized int hostsIn(Collection<String> rackSet) {
+    int n = 0;
+    for (String rack : racksIn(rackSet)) {
+      n += allHosts.get(rack).size();
+    }
+    return n;
   }
 
-  int liveHostsIn(Collection<String> rackSet) {
-    return count(liveHosts, racksIn(rackSet));
+  synchronized int liveHostsIn(Collection<String> rackSet) {
+    int n = 0;
+    for (String rack : racksIn(rackSet)) {
+      n += liveHosts.getOrDefault(rack, Map.of()).size();
+    }
+    return n;
   }
 
   /** Whether some live NodeManager of the rack set is big enough for the resource. */
-  boolean canHost(Collection<String> rackSet, Resource resource) {
+  synchronized boolean canHost(Collection<String> rackSet, Resource resource) {
     for (String rack : racksIn(rackSet)) {
-      for (Resource capacity : liveCapacities.getOrDefault(rack, List.of())) {
+      for (Resource capacity : liveCapacities.getOrDefault(rack, Map.of()).values()) {
         if (Resources.fitsIn(resource, capacity)) {
           return true;
         }
@@ -96,11 +109,12 @@ final class RackCensus {
     return false;
   }
 
-  private static int count(Map<String, Set<String>> hostsByRack, Set<String> racks) {
-    int n = 0;
-    for (String rack : racks) {
-      n += hostsByRack.getOrDefault(rack, Set.of()).size();
+  /** The racks of the cluster whose names are in the (lower-case) rack set. */
+  private Set<String> racksIn(Collection<String> rackSet) {
+    Set<String> racks = new HashSet<>();
+    for (String wanted : rackSet) {
+      racks.addAll(racksByLowerName.getOrDefault(wanted.toLowerCase(Locale.ROOT), Set.of()));
     }
-    return n;
+    return racks;
   }
 }
