@@ -9,15 +9,20 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.LongAdder;
+
 
 import org.apache.hadoop.fs.StorageType;
 import org.apache.hadoop.hdfs.server.blockmanagement.BlockPlacementPolicy.NotEnoughReplicasException;
 import org.apache.hadoop.hdfs.server.blockmanagement.BlockPlacementPolicyDefault;
 import org.apache.hadoop.hdfs.server.blockmanagement.DatanodeDescriptor;
 import org.apache.hadoop.hdfs.server.blockmanagement.DatanodeStorageInfo;
+import org.apache.hadoop.net.NetworkTopology;
 import org.apache.hadoop.net.Node;
 import org.apache.hadoop.net.NodeBase;
+import org.apache.hadoop.util.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,6 +45,8 @@ import org.slf4j.LoggerFactory;
 public class CorralBlockPlacementPolicy extends BlockPlacementPolicyDefault {
 
   private static final Logger LOG = LoggerFactory.getLogger(CorralBlockPlacementPolicy.class);
+
+  private volatile RackUsage usage;
 
   @Override
   protected Node chooseTargetInOrder(int numOfReplicas, Node writer, Set<Node> excludedNodes,
@@ -84,6 +91,7 @@ public class CorralBlockPlacementPolicy extends BlockPlacementPolicyDefault {
     DatanodeStorageInfo chosen = chooseOneInRack(rack, byLoad(rack, excludedNodes), excludedNodes,
         blocksize, maxNodesPerRack, results, avoidStaleNodes, storageTypes);
     if (chosen != null) {
+      rackUsage(blocksize).placed(rack, blocksize);
       return chosen;
     }
     chooseRandom(NodeBase.ROOT, excludedNodes, blocksize, maxNodesPerRack, results,
@@ -115,6 +123,7 @@ public class CorralBlockPlacementPolicy extends BlockPlacementPolicyDefault {
       if (chooseOneInRack(rack, candidates, excludedNodes, blocksize, maxNodesPerRack, results,
           avoidStaleNodes, storageTypes) != null) {
         usedRacks.add(rack);
+        rackUsage(blocksize).placed(rack, blocksize);
         placed++;
       }
     }
@@ -177,27 +186,68 @@ public class CorralBlockPlacementPolicy extends BlockPlacementPolicyDefault {
   }
 
   /**
-   * All racks, least used first: used fraction of capacity, counting blocks scheduled but not yet
-   * reported (as one block each) so a burst of writes does not pile onto one rack. Ties are broken at random.
+   * All racks, least used first: used fraction of capacity from the cached {@link RackUsage},
+   * which counts blocks scheduled but not yet reported (as one block each) and the blocks this
+   * policy placed since the last scan, so a burst of writes does not pile onto one rack. Ties are
+   * broken at random. O(racks log racks); the DataNodes are scanned at most once per DataNode
+   * heartbeat interval ({@code dfs.heartbeat.interval}), the only time their figures change.
    */
   private List<String> racksByUsage(long blocksize) {
-    Map<String, long[]> usage = new HashMap<>();
-    for (Node node : clusterMap.getLeaves(NodeBase.ROOT)) {
-      if (!(node instanceof DatanodeDescriptor)) {
-        continue;
-      }
-      DatanodeDescriptor dn = (DatanodeDescriptor) node;
-      long[] used = usage.computeIfAbsent(dn.getNetworkLocation(), r -> new long[2]);
-      used[0] += dn.getDfsUsed() + dn.getBlocksScheduled() * blocksize;
-      used[1] += dn.getCapacity();
-    }
-    List<String> racks = new ArrayList<>(usage.keySet());
+    RackUsage current = rackUsage(blocksize);
+    List<String> racks = current.racks();
     Collections.shuffle(racks, ThreadLocalRandom.current());
-    racks.sort(Comparator.comparingDouble(r -> fraction(usage.get(r))));
+    racks.sort(Comparator.comparingDouble(current::fraction));
     return racks;
   }
 
-  private static double fraction(long[] usedAndCapacity) {
-    return usedAndCapacity[1] <= 0 ? 1.0 : (double) usedAndCapacity[0] / usedAndCapacity[1];
+  private RackUsage rackUsage(long blocksize) {
+    RackUsage current = usage;
+    if (current != null && Time.monotonicNow() - current.scannedAt < heartbeatInterval) {
+      return current;
+    }
+    synchronized (this) {
+      if (usage == current) {
+        usage = RackUsage.scan(clusterMap, blocksize);
+      }
+      return usage;
+    }
+  }
+
+  /**
+   * Bytes used (plus blocks scheduled) and capacity per rack from one scan of the DataNodes, and the
+   * bytes this policy placed on each rack since; DataNodes report usage only on heartbeats, so a
+   * scan per block would read the same figures again.
+   */
+  private static final class RackUsage {
+    final long scannedAt = Time.monotonicNow();
+    final Map<String, long[]> usedAndCapacity = new HashMap<>();
+    final Map<String, LongAdder> placedSince = new ConcurrentHashMap<>();
+
+    static RackUsage scan(NetworkTopology clusterMap, long blocksize) {
+      RackUsage usage = new RackUsage();
+      for (Node node : clusterMap.getLeaves(NodeBase.ROOT)) {
+        if (node instanceof DatanodeDescriptor) {
+          DatanodeDescriptor dn = (DatanodeDescriptor) node;
+          long[] used = usage.usedAndCapacity.computeIfAbsent(dn.getNetworkLocation(), r -> new long[2]);
+          used[0] += dn.getDfsUsed() + dn.getBlocksScheduled() * blocksize;
+          used[1] += dn.getCapacity();
+        }
+      }
+      return usage;
+    }
+
+    List<String> racks() {
+      return new ArrayList<>(usedAndCapacity.keySet());
+    }
+
+    double fraction(String rack) {
+      long[] used = usedAndCapacity.get(rack);
+      long placed = placedSince.containsKey(rack) ? placedSince.get(rack).sum() : 0;
+      return used == null || used[1] <= 0 ? 1.0 : (double) (used[0] + placed) / used[1];
+    }
+
+    void placed(String rack, long bytes) {
+      placedSince.computeIfAbsent(rack, r -> new LongAdder()).add(bytes);
+    }
   }
 }
