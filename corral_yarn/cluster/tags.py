@@ -45,7 +45,7 @@ class CorralTags:
     def encode(self) -> list[str]:
         """The application tags, in order: plan, job, then the rack set split into <= 100-char tags."""
         for what, value in (("plan id", self.plan_id), ("job name", self.job)):
-            _check_value(what, value)
+            check_tag_value(what, value)
         racks = sorted({r.lower() for r in self.racks})
         if bad := [r for r in racks if not RACK_PATH.fullmatch(r)]:
             raise InputError(f"rack {bad[0]!r} cannot go into a rack-set tag: it must be a topology path like /rack-a")
@@ -79,7 +79,7 @@ class CorralTags:
         return (self.plan_id.lower(), self.job.lower()) == (other.plan_id.lower(), other.job.lower())
 
 
-def _check_value(what: str, value: str) -> None:
+def check_tag_value(what: str, value: str) -> None:
     if not value or _FORBIDDEN.search(value) or not value.isascii():
         raise InputError(f"{what} {value!r} cannot go into a YARN tag: it must be non-empty ASCII without commas, ';' or spaces")
 

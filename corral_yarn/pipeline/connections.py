@@ -68,6 +68,6 @@ def endpoints_from(connections: dict[str, ConnectionLike]) -> Endpoints:
 
 def cluster_from_airflow() -> Cluster:
     """Clients of the cluster the Airflow Connections name (called inside tasks, never at parse time)."""
-    from airflow.sdk import Connection
+    from corral_yarn.airflow.hooks import CorralHook
 
-    return Cluster(endpoints_from({conn_id: Connection.get(conn_id) for conn_id in CONNECTIONS}), progress=False)
+    return CorralHook().get_conn()
