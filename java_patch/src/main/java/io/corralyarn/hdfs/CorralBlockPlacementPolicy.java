@@ -6,8 +6,10 @@ import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
@@ -19,6 +21,7 @@ import org.apache.hadoop.hdfs.server.blockmanagement.BlockPlacementPolicy.NotEno
 import org.apache.hadoop.hdfs.server.blockmanagement.BlockPlacementPolicyDefault;
 import org.apache.hadoop.hdfs.server.blockmanagement.DatanodeDescriptor;
 import org.apache.hadoop.hdfs.server.blockmanagement.DatanodeStorageInfo;
+import org.apache.hadoop.net.InnerNode;
 import org.apache.hadoop.net.NetworkTopology;
 import org.apache.hadoop.net.Node;
 import org.apache.hadoop.net.NodeBase;
@@ -32,9 +35,12 @@ import org.slf4j.LoggerFactory;
  * refinement of §4.3.4).
  *
  * <p>Corral uploads a job's input through a DataNode of one of the job's racks R_j, so "the
- * writer's rack" is the rack the planner chose. Within that rack the first replica goes to a good
- * node drawn at random with weight 1 / (1 + active transfers + blocks scheduled), not always the
- * writer itself, so one uploader does not fill one disk and busy nodes get fewer blocks. When the writer is not a
+ * writer's rack" is the rack the planner chose. Within that rack the first replica goes to the
+ * less loaded (active transfers + blocks scheduled) of two good nodes drawn at random (the power of
+ * two choices), not always the writer itself, so one uploader does not fill one disk and busy
+ * nodes get fewer blocks. A decision costs O(1) node checks in the common case, O(nodes of a
+ * rack) only when a rack's drawn nodes are refused, and never a scan of the cluster (rack usage is
+ * cached per DataNode heartbeat interval). When the writer is not a
  * DataNode, and for any replica this policy cannot place, the behaviour of
  * {@link BlockPlacementPolicyDefault} applies unchanged: node state (decommissioning, stale, full,
  * excluded), storage policies and the per-rack limit are all checked by the inherited
@@ -88,8 +94,8 @@ public class CorralBlockPlacementPolicy extends BlockPlacementPolicyDefault {
       boolean avoidStaleNodes, EnumMap<StorageType, Integer> storageTypes)
       throws NotEnoughReplicasException {
     String rack = writer.getNetworkLocation();
-    DatanodeStorageInfo chosen = chooseOneInRack(rack, byLoad(rack, excludedNodes), excludedNodes,
-        blocksize, maxNodesPerRack, results, avoidStaleNodes, storageTypes);
+    DatanodeStorageInfo chosen = chooseOneInRack(rack, 2, excludedNodes, blocksize,
+        maxNodesPerRack, results, avoidStaleNodes, storageTypes);
     if (chosen != null) {
       rackUsage(blocksize).placed(rack, blocksize);
       return chosen;
@@ -111,17 +117,11 @@ public class CorralBlockPlacementPolicy extends BlockPlacementPolicyDefault {
     for (DatanodeStorageInfo storage : results) {
       usedRacks.add(storage.getDatanodeDescriptor().getNetworkLocation());
     }
-    for (String rack : racksByUsage(blocksize)) {
-      if (placed == count) {
-        break;
-      }
-      if (usedRacks.contains(rack)) {
-        continue;
-      }
-      List<DatanodeDescriptor> candidates = new ArrayList<>(candidatesIn(rack, excludedNodes));
-      Collections.shuffle(candidates);
-      if (chooseOneInRack(rack, candidates, excludedNodes, blocksize, maxNodesPerRack, results,
-          avoidStaleNodes, storageTypes) != null) {
+    for (Iterator<String> racks = rackUsage(blocksize).leastUsedFirst(); racks.hasNext()
+        && placed < count;) {
+      String rack = racks.next();
+      if (!usedRacks.contains(rack) && chooseOneInRack(rack, 1, excludedNodes, blocksize,
+          maxNodesPerRack, results, avoidStaleNodes, storageTypes) != null) {
         usedRacks.add(rack);
         rackUsage(blocksize).placed(rack, blocksize);
         placed++;
@@ -131,24 +131,41 @@ public class CorralBlockPlacementPolicy extends BlockPlacementPolicyDefault {
   }
 
   /**
-   * Tries the candidates of one rack in order; each try goes through the inherited
-   * {@code chooseRandom} restricted to that single node, so all of the default policy's node
-   * checks apply. Returns the chosen storage or null if no candidate is good.
+   * One good node of the rack: first the least loaded of {@code draws} nodes drawn at random, then,
+   * if the rack refused them, every other node in random order. Returns null if none is good.
    */
-  private DatanodeStorageInfo chooseOneInRack(String rack, List<DatanodeDescriptor> candidates,
+  private DatanodeStorageInfo chooseOneInRack(String rack, int draws, Set<Node> excludedNodes,
+      long blocksize, int maxNodesPerRack, List<DatanodeStorageInfo> results,
+      boolean avoidStaleNodes, EnumMap<StorageType, Integer> storageTypes) {
+    List<DatanodeDescriptor> drawn = drawFrom(rack, draws, excludedNodes);
+    drawn.sort(Comparator.comparingInt(CorralBlockPlacementPolicy::load));
+    DatanodeStorageInfo chosen = tryInOrder(drawn, excludedNodes, blocksize, maxNodesPerRack,
+        results, avoidStaleNodes, storageTypes);
+    if (chosen != null) {
+      return chosen;
+    }
+    List<DatanodeDescriptor> rest = candidatesIn(rack, excludedNodes);
+    Collections.shuffle(rest, ThreadLocalRandom.current());
+    return tryInOrder(rest, excludedNodes, blocksize, maxNodesPerRack, results, avoidStaleNodes,
+        storageTypes);
+  }
+
+  /**
+   * Tries the candidates in order; each try goes through the inherited {@code chooseRandom} with
+   * the candidate's own topology path as its scope (NetworkTopology picks a leaf scope itself), so
+   * all of the default policy's node checks apply and a try costs what one default choice does.
+   */
+  private DatanodeStorageInfo tryInOrder(List<DatanodeDescriptor> candidates,
       Set<Node> excludedNodes, long blocksize, int maxNodesPerRack,
       List<DatanodeStorageInfo> results, boolean avoidStaleNodes,
       EnumMap<StorageType, Integer> storageTypes) {
     for (DatanodeDescriptor candidate : candidates) {
-      Set<Node> onlyCandidate = new HashSet<>(excludedNodes);
-      for (DatanodeDescriptor other : candidatesIn(rack, excludedNodes)) {
-        if (other != candidate) {
-          onlyCandidate.add(other);
-        }
+      if (excludedNodes.contains(candidate)) {
+        continue;
       }
       try {
-        DatanodeStorageInfo storage = chooseRandom(rack, onlyCandidate, blocksize,
-            maxNodesPerRack, results, avoidStaleNodes, storageTypes);
+        DatanodeStorageInfo storage = chooseRandom(NodeBase.getPath(candidate), excludedNodes,
+            blocksize, maxNodesPerRack, results, avoidStaleNodes, storageTypes);
         addToExcludedNodes(candidate, excludedNodes);
         return storage;
       } catch (NotEnoughReplicasException e) {
@@ -158,21 +175,28 @@ public class CorralBlockPlacementPolicy extends BlockPlacementPolicyDefault {
     return null;
   }
 
-  /**
-   * Nodes of the rack in a random order biased towards light load: a node comes first with
-   * probability proportional to 1 / (1 + active transfers + blocks scheduled), so one writer's
-   * blocks spread over its rack and busy nodes get fewer of them.
-   */
-  private List<DatanodeDescriptor> byLoad(String rack, Set<Node> excludedNodes) {
-    ThreadLocalRandom random = ThreadLocalRandom.current();
-    Map<DatanodeDescriptor, Double> keys = new HashMap<>();
-    for (DatanodeDescriptor node : candidatesIn(rack, excludedNodes)) {
-      double load = 1.0 + node.getXceiverCount() + node.getBlocksScheduled();
-      keys.put(node, -Math.log(1.0 - random.nextDouble()) * load);
+  /** Up to {@code draws} distinct nodes of the rack, not excluded, drawn uniformly at random. */
+  private List<DatanodeDescriptor> drawFrom(String rack, int draws, Set<Node> excludedNodes) {
+    List<DatanodeDescriptor> drawn = new ArrayList<>(draws);
+    Node scope = clusterMap.getNode(rack);
+    if (!(scope instanceof InnerNode)) {
+      return drawn;
     }
-    List<DatanodeDescriptor> nodes = new ArrayList<>(keys.keySet());
-    nodes.sort(Comparator.comparingDouble(keys::get));
-    return nodes;
+    InnerNode inner = (InnerNode) scope;
+    int leaves = inner.getNumOfLeaves();
+    ThreadLocalRandom random = ThreadLocalRandom.current();
+    for (int attempt = 0; attempt < 2 * draws && drawn.size() < draws && leaves > 0; attempt++) {
+      Node node = inner.getLeaf(random.nextInt(leaves), null);
+      if (node instanceof DatanodeDescriptor && !excludedNodes.contains(node) && !drawn.contains(node)) {
+        drawn.add((DatanodeDescriptor) node);
+      }
+    }
+    return drawn;
+  }
+
+  /** Active transfers plus blocks scheduled: how busy a DataNode is right now. */
+  private static int load(DatanodeDescriptor node) {
+    return node.getXceiverCount() + node.getBlocksScheduled();
   }
 
   private List<DatanodeDescriptor> candidatesIn(String rack, Set<Node> excludedNodes) {
@@ -185,21 +209,6 @@ public class CorralBlockPlacementPolicy extends BlockPlacementPolicyDefault {
     return nodes;
   }
 
-  /**
-   * All racks, least used first: used fraction of capacity from the cached {@link RackUsage},
-   * which counts blocks scheduled but not yet reported (as one block each) and the blocks this
-   * policy placed since the last scan, so a burst of writes does not pile onto one rack. Ties are
-   * broken at random. O(racks log racks); the DataNodes are scanned at most once per DataNode
-   * heartbeat interval ({@code dfs.heartbeat.interval}), the only time their figures change.
-   */
-  private List<String> racksByUsage(long blocksize) {
-    RackUsage current = rackUsage(blocksize);
-    List<String> racks = current.racks();
-    Collections.shuffle(racks, ThreadLocalRandom.current());
-    racks.sort(Comparator.comparingDouble(current::fraction));
-    return racks;
-  }
-
   private RackUsage rackUsage(long blocksize) {
     RackUsage current = usage;
     if (current != null && Time.monotonicNow() - current.scannedAt < heartbeatInterval) {
@@ -209,6 +218,9 @@ public class CorralBlockPlacementPolicy extends BlockPlacementPolicyDefault {
       if (usage == current) {
         usage = RackUsage.scan(clusterMap, blocksize);
       }
+      usage.byFraction.addAll(usage.usedAndCapacity.keySet());
+      Collections.shuffle(usage.byFraction, ThreadLocalRandom.current());  // ties in random order
+      usage.byFraction.sort(Comparator.comparingDouble(usage::scanned));
       return usage;
     }
   }
@@ -222,6 +234,7 @@ public class CorralBlockPlacementPolicy extends BlockPlacementPolicyDefault {
     final long scannedAt = Time.monotonicNow();
     final Map<String, long[]> usedAndCapacity = new HashMap<>();
     final Map<String, LongAdder> placedSince = new ConcurrentHashMap<>();
+    final List<String> byFraction = new ArrayList<>();  // racks by used fraction at the scan
 
     static RackUsage scan(NetworkTopology clusterMap, long blocksize) {
       RackUsage usage = new RackUsage();
@@ -236,14 +249,42 @@ public class CorralBlockPlacementPolicy extends BlockPlacementPolicyDefault {
       return usage;
     }
 
-    List<String> racks() {
-      return new ArrayList<>(usedAndCapacity.keySet());
+    /**
+     * The racks in increasing used fraction, the bytes placed since the scan included; lazily, so
+     * taking the first few costs O(few log few): a rack's fraction only grows after the scan, so
+     * racks are pulled in scan order until none left could come before the best one pulled.
+     */
+    Iterator<String> leastUsedFirst() {
+      PriorityQueue<Map.Entry<Double, String>> pulled = new PriorityQueue<>(Map.Entry.comparingByKey());
+      return new Iterator<>() {
+        private int next;
+
+        @Override
+        public boolean hasNext() {
+          return next < byFraction.size() || !pulled.isEmpty();
+        }
+
+        @Override
+        public String next() {
+          while (next < byFraction.size() && (pulled.isEmpty()
+              || scanned(byFraction.get(next)) < pulled.peek().getKey())) {
+            String rack = byFraction.get(next++);
+            pulled.add(Map.entry(fraction(rack), rack));
+          }
+          return pulled.remove().getValue();
+        }
+      };
     }
 
-    double fraction(String rack) {
+    private double scanned(String rack) {
       long[] used = usedAndCapacity.get(rack);
-      long placed = placedSince.containsKey(rack) ? placedSince.get(rack).sum() : 0;
-      return used == null || used[1] <= 0 ? 1.0 : (double) (used[0] + placed) / used[1];
+      return used[1] <= 0 ? 1.0 : (double) used[0] / used[1];
+    }
+
+    private double fraction(String rack) {
+      long[] used = usedAndCapacity.get(rack);
+      LongAdder placed = placedSince.get(rack);
+      return used[1] <= 0 ? 1.0 : (double) (used[0] + (placed == null ? 0 : placed.sum())) / used[1];
     }
 
     void placed(String rack, long bytes) {

@@ -43,8 +43,10 @@ import org.slf4j.LoggerFactory;
  * CapacityScheduler skips blacklisted racks on every allocation path. It is set when an attempt
  * starts, again on the attempt's first allocate call once its AM runs (YARN keeps the AM
  * container's blacklist apart), and whenever a node joins, leaves or is resized; the racks' health
- * comes from a {@link RackCensus} kept up to date by those node events, so an allocate call costs
- * O(1) unless something changed, and a node event O(restricted applications x racks). When the live
+ * comes from a {@link RackCensus} kept up to date by those node events. A running application's
+ * blacklist catches up with a node event on its next allocate call, so an allocate call costs O(1)
+ * unless the census changed (then O(racks)), and a node event O(restricted applications) plus
+ * O(racks) per application still waiting for its AM container. When the live
  * NodeManagers of R_j fall to {@value #FALLBACK_FRACTION_DEFAULT} (configurable with
  * {@value #FALLBACK_FRACTION_KEY}) or less of the machines ever seen there, or no live node of
  * R_j could hold the AM container, the restriction is lifted for that application (logged and
@@ -131,18 +133,18 @@ public class CorralCapacityScheduler extends CapacityScheduler {
       case NODE_ADDED:
         super.handle(event);
         census.nodeAdded(((NodeAddedSchedulerEvent) event).getAddedRMNode());
-        rackSets.keySet().forEach(this::enforce);
+        enforceWaitingForAm();
         break;
       case NODE_REMOVED:
         super.handle(event);
         census.nodeRemoved(((NodeRemovedSchedulerEvent) event).getRemovedRMNode());
-        rackSets.keySet().forEach(this::enforce);
+        enforceWaitingForAm();
         break;
       case NODE_RESOURCE_UPDATE:
         super.handle(event);
         NodeResourceUpdateSchedulerEvent update = (NodeResourceUpdateSchedulerEvent) event;
         census.nodeResized(update.getRMNode(), update.getResourceOption().getResource());
-        rackSets.keySet().forEach(this::enforce);
+        enforceWaitingForAm();
         break;
       default:
         super.handle(event);
@@ -182,6 +184,20 @@ public class CorralCapacityScheduler extends CapacityScheduler {
     enforcedAt.remove(appId);
     if (rackSets.remove(appId) != null && !lifted.remove(appId)) {
       metrics.restrictedApplications.decr();
+    }
+  }
+
+  /**
+   * After a node event: the applications still waiting for their AM container, which make no
+   * allocate calls of their own; running ones catch up on their next allocate (the census changed).
+   */
+  private void enforceWaitingForAm() {
+    for (ApplicationId appId : rackSets.keySet()) {
+      SchedulerApplication<FiCaSchedulerApp> app = getSchedulerApplications().get(appId);
+      FiCaSchedulerApp attempt = app == null ? null : app.getCurrentAppAttempt();
+      if (attempt != null && attempt.isWaitingForAMContainer()) {
+        enforce(appId);
+      }
     }
   }
 
