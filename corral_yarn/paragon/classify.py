@@ -1,7 +1,7 @@
 """Paragon's classification engine (paper 003 §2.1, §3.1): SVD + PQ reconstruction with SGD over a
 sparse utility matrix (jobs x SCs, jobs x SoIs tolerated, jobs x SoIs caused).
 
-A utility matrix holds the dense rows of offline-profiled jobs. `train` centres its columns, takes the
+A utility matrix holds the dense rows of offline-profiled jobs. `train` centres its columns and rows (a job's level is a bias factor of its own), takes the
 SVD (Q = U, P^T = Sigma V^T), keeps the rank whose singular values carry `energy` of the total
 (the confidence of each similarity concept) and refines P and Q by SGD. `classify` folds in a batch of
 new jobs, each known on a few columns only (two SC or two SoI profiles), by SGD on those entries with
@@ -53,9 +53,10 @@ def train(dense: np.ndarray, eta: float = 0.02, lam: float = 0.05, energy: float
         raise ValueError(f"train: the offline utility matrix must be finite with >= 2 rows, got shape {dense.shape}")
     means = dense.mean(axis=0)
     centred = dense - means
-    u, s, vt = np.linalg.svd(centred, full_matrices=False)
+    level = centred.mean(axis=1, keepdims=True)  # a job's own level: the bias factor, not a similarity concept
+    u, s, vt = np.linalg.svd(centred - level, full_matrices=False)
     r = min(rank_for(s, energy), dense.shape[1] - 1)
-    q = np.hstack([u[:, :r] * np.sqrt(s[:r]), np.zeros((dense.shape[0], 1))])  # Q = U, P^T = Sigma V^T (split evenly)
+    q = np.hstack([u[:, :r] * np.sqrt(s[:r]), level])  # Q = U, P^T = Sigma V^T (split evenly)
     p = np.hstack([vt[:r].T * np.sqrt(s[:r]), np.ones((dense.shape[1], 1))])  # last factor: the row's own level
     rng = np.random.default_rng(seed)
     rows, cols = np.indices(dense.shape)

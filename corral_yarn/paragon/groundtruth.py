@@ -1,30 +1,33 @@
 """Generated ground truth for Paragon's evaluation (docs/paragon.md "The model").
 
 14 server configurations (SCs) named after the paper's EC2 types (§4), 10 sources of interference
-(SoIs). A job j has a latent vector x_j (2 factors, the second weaker); an SC s has a base speed mu_s (from its cores and
-generation) and a loading y_s; log speed(j, s) = mu_s + x_j . y_s + noise. Tolerated and caused
-interference of j on SoI k are logistic in a shared latent z_j (2 factors, the second weaker) with SoI loadings, plus
-noise. Only `profile` hands entries to the classifier: the offline jobs' full rows and, for each new
+(SoIs). Heterogeneity: log speed(j, s) = a_j + SPREAD (x_j y_s - y_s^2 / 2) + 0.1 SPREAD v_j w_s + noise:
+a_j the job's own level, x_j its position on one dominant trade-off (say compute- against memory-bound)
+along which the SCs sit on a concave frontier (y_s: the SC is fastest for the jobs of x near y_s, for a
+share of jobs equal to its share of the cores: provisioned for demand), v_j w_s a weaker second concept.
+Interference: tolerated and caused scores of j on SoI k are logistic in a shared latent z_j (2 factors,
+the second weaker) with SoI loadings, plus noise. Only `profile` hands entries to the classifier: the offline jobs' full rows and, for each new
 job, two SCs and two SoIs chosen at random (§3.1)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from corral_yarn.paragon.classify import Sparse
 
-# (name, cores, relative per-core speed, servers out of 1,000) — 4,960 cores as the paper's EC2 cluster (Fig. 11)
+# (name, cores, servers out of 1,000) — 4,960 cores as the paper's EC2 cluster (Fig. 11)
 SERVER_CONFIGS = (
-    ("t1.micro", 1, 0.55, 40), ("m1.small", 1, 0.7, 92), ("m1.medium", 1, 0.85, 100), ("c1.medium", 2, 0.95, 100),
-    ("m1.large", 2, 0.9, 120), ("m2.xlarge", 2, 1.05, 80), ("m1.xlarge", 4, 0.9, 100), ("m2.2xlarge", 4, 1.05, 80),
-    ("c1.xlarge", 8, 0.95, 80), ("m2.4xlarge", 8, 1.05, 60), ("cc1.4xlarge", 8, 1.2, 50), ("cg1.4xlarge", 8, 1.2, 30),
-    ("hi1.4xlarge", 16, 1.15, 33), ("cc2.8xlarge", 32, 1.3, 35),
+    ("t1.micro", 1, 40), ("m1.small", 1, 92), ("m1.medium", 1, 100), ("c1.medium", 2, 100), ("m1.large", 2, 120),
+    ("m2.xlarge", 2, 80), ("m1.xlarge", 4, 100), ("m2.2xlarge", 4, 80), ("c1.xlarge", 8, 80), ("m2.4xlarge", 8, 60),
+    ("cc1.4xlarge", 8, 50), ("cg1.4xlarge", 8, 30), ("hi1.4xlarge", 16, 33), ("cc2.8xlarge", 32, 35),
 )
 SOURCES_OF_INTERFERENCE = ("memory_capacity", "memory_bandwidth", "l1_instruction", "l2", "llc", "cpu", "prefetch",
                            "tlb", "network", "storage")
 FACTORS = 2
+SPREAD = 0.25
 STRENGTH = np.array([1.0, 0.4])  # the first similarity concept dominates, the second refines it
 
 
@@ -42,8 +45,8 @@ class Truth:
 class World:
     """The latent structure shared by all jobs: SC and SoI loadings."""
 
-    mu: np.ndarray
     y: np.ndarray
+    w: np.ndarray
     tol_load: np.ndarray
     tol_bias: np.ndarray
     cause_load: np.ndarray
@@ -53,17 +56,33 @@ class World:
 def world(seed: int) -> World:
     rng = np.random.default_rng(seed)
     n_sc, n_soi = len(SERVER_CONFIGS), len(SOURCES_OF_INTERFERENCE)
-    mu = np.log([c[2] for c in SERVER_CONFIGS])
-    return World(mu=mu, y=rng.normal(0, 0.25, (n_sc, FACTORS)) * STRENGTH, tol_load=rng.normal(0, 0.8, (n_soi, FACTORS)) * STRENGTH,
+    return World(y=frontier(), w=rng.normal(0, 1, n_sc), tol_load=rng.normal(0, 0.8, (n_soi, FACTORS)) * STRENGTH,
                  tol_bias=rng.normal(0.6, 0.3, n_soi), cause_load=rng.normal(0, 0.8, (n_soi, FACTORS)) * STRENGTH,
                  cause_bias=rng.normal(-1.8, 0.3, n_soi))
 
 
+def frontier() -> np.ndarray:
+    """y_s: the normal quantile at the middle of the SC's share of the cluster's cores, SCs in list order."""
+    cores = np.array([c[1] * c[2] for c in SERVER_CONFIGS], dtype=float)
+    share = np.cumsum(cores) / cores.sum()
+    middle = share - cores / cores.sum() / 2
+    return np.sqrt(2) * _erfinv(2 * middle - 1)
+
+
+def _erfinv(y: np.ndarray) -> np.ndarray:
+    """Inverse error function by Newton steps (numpy has none)."""
+    x = np.zeros_like(y)
+    for _ in range(60):
+        x -= (np.vectorize(math.erf)(x) - y) / (2 / np.sqrt(np.pi) * np.exp(-(x**2)))
+    return x
+
+
 def jobs(w: World, n: int, rng: np.random.Generator, noise: float = 0.03) -> Truth:
     """n jobs drawn from the shared latent structure plus independent noise."""
-    x = rng.normal(0, 1, (n, FACTORS))
+    a, x, v = rng.normal(0, 0.5, (n, 1)), rng.normal(0, 1, (n, 1)), rng.normal(0, 1, (n, 1))
     z = rng.normal(0, 1, (n, FACTORS))
-    speed = np.exp(w.mu + x @ w.y.T + rng.normal(0, noise, (n, w.mu.size)))
+    frontier_term = x * w.y - w.y**2 / 2
+    speed = np.exp(a + SPREAD * (frontier_term + 0.1 * v * w.w) + rng.normal(0, noise, (n, w.y.size)))
     sig = lambda a: 1 / (1 + np.exp(-a))  # noqa: E731
     tol = sig(w.tol_bias + z @ w.tol_load.T + rng.normal(0, 3 * noise, (n, w.tol_bias.size)))
     cause = sig(w.cause_bias + 0.6 * z @ w.cause_load.T + rng.normal(0, 3 * noise, (n, w.cause_bias.size)))
@@ -90,8 +109,14 @@ def profile(t: Truth, rng: np.random.Generator, per_row: int = 2) -> Profiled:
                     caused=Sparse(cols=soi.cols, values=np.take_along_axis(t.caused, soi.cols, axis=1)))
 
 
-def servers() -> tuple[np.ndarray, np.ndarray]:
-    """SC index and cores of each of the 1,000 servers."""
-    sc = np.repeat(np.arange(len(SERVER_CONFIGS)), [c[3] for c in SERVER_CONFIGS])
+def servers() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """SC index, cores and shared-resource capacity of each of the 1,000 servers."""
+    sc = np.repeat(np.arange(len(SERVER_CONFIGS)), [c[2] for c in SERVER_CONFIGS])
     cores = np.array([c[1] for c in SERVER_CONFIGS])[sc]
-    return sc, cores
+    return sc, cores, capacity(cores)
+
+
+def capacity(cores: np.ndarray) -> np.ndarray:
+    """Shared resources (caches, memory and I/O bandwidth) relative to the 4-core reference server the SoI
+    scores are measured on: a server of 2x the cores spreads the same caused interference over 2x the resources."""
+    return np.maximum(1.0, cores / 4)

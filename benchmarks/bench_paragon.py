@@ -1,0 +1,127 @@
+"""Benchmark of Paragon (paper 003) on generated ground truth (docs/paragon.md). Prints ONE JSON line.
+
+1,000 servers of 14 SCs (the paper's EC2 types, 4,960 cores); workloads arriving one per second in the
+paper's three scenarios (low: 2,500; high: 5,000; oversubscribed: 7,500 plus a burst of 1,000), each
+classified from two SC and two SoI profiles in batches of arrivals and scheduled by Paragon's greedy
+search, its statistical (hash-sampled) variant and the three published baselines, side by side on the
+same workloads. Also the classification accuracy against the number of offline-profiled jobs.
+PNG figures go to --out.
+
+About 3 minutes on the shared 2 cores; ``--quick`` (the low scenario only, a shorter accuracy curve)
+well under a minute.
+
+Usage: .venv/bin/python benchmarks/bench_paragon.py [--quick] [--seed N] [--offline N] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from corral_yarn.paragon import groundtruth, simulate
+
+PAPER = {
+    "qos_fraction_2500": {"paragon": 0.91, "heterogeneity_oblivious": 0.14, "interference_oblivious": 0.11, "random": 0.03},
+    "classification": {"best_sc": "0.83-0.86", "within_5pct": "0.90-0.91", "exact_ranking": 0.60, "near_exact_ranking": 0.65,
+                       "interference_err": 0.053},
+    "decision": "classification and scheduling overheads < 0.1 % of execution time",
+}
+BATCH = 10
+
+
+def _args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="the low scenario only, accuracy at 20 and 100 offline jobs")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--offline", type=int, default=100, help="offline-profiled jobs (dense rows) in the utility matrices")
+    p.add_argument("--out", default="out/bench_paragon", help="directory of the PNG figures")
+    return p.parse_args()
+
+
+def pct(values: np.ndarray, q: float) -> float:
+    return round(float(np.percentile(values, q)), 4)
+
+
+def accuracy_curve(w: groundtruth.World, sizes: list[int], seed: int) -> dict[str, dict[str, float]]:
+    """Classification accuracy of 1,000 new jobs against the number of offline-profiled jobs."""
+    out = {}
+    for n in sizes:
+        rng = np.random.default_rng(seed + n)
+        trained = simulate.models(w, n, rng)
+        acc = simulate.classify_workloads(trained, groundtruth.jobs(w, 1000, rng), rng, BATCH).accuracy
+        out[str(n)] = {k: round(acc[k], 4) for k in ("best_sc", "within_5pct", "interference_err")}
+    return out
+
+
+def figures(out: str, perf: dict[str, np.ndarray], curve: dict[str, dict[str, float]]) -> list[str]:
+    os.makedirs(out, exist_ok=True)
+    fig = Figure(figsize=(6, 4))
+    ax = fig.add_subplot()
+    for name, p in perf.items():
+        ax.plot(np.sort(p)[::-1], label=name)
+    ax.axhline(0.95, color="grey", linestyle=":")
+    ax.set(xlabel="workloads, best to worst", ylabel="performance / alone on best SC", title="Low load, 2,500 workloads (cf. Fig. 9)")
+    ax.legend(fontsize=8)
+    FigureCanvasAgg(fig).print_png(os.path.join(out, "paragon_performance.png"))
+    fig = Figure(figsize=(6, 4))
+    ax = fig.add_subplot()
+    sizes = [int(n) for n in curve]
+    for key in ("best_sc", "within_5pct", "interference_err"):
+        ax.plot(sizes, [curve[str(n)][key] for n in sizes], marker="o", label=key)
+    ax.set(xscale="log", xlabel="offline-profiled jobs", ylabel="fraction / mean abs. error", title="Classification accuracy")
+    ax.legend(fontsize=8)
+    FigureCanvasAgg(fig).print_png(os.path.join(out, "paragon_accuracy.png"))
+    return ["paragon_performance.png", "paragon_accuracy.png"]
+
+
+def main() -> None:
+    args = _args()
+    start = time.monotonic()
+    w = groundtruth.world(args.seed)
+    rng = np.random.default_rng(args.seed + 1)
+    trained = simulate.models(w, args.offline, rng)
+    scenarios = ["low"] if args.quick else list(simulate.SCENARIOS)
+    qos, mean_perf, decision, batch_ms, accuracy, low_perf = {}, {}, {}, [], None, {}
+    for scenario in scenarios:
+        n, burst, _ = simulate.SCENARIOS[scenario]
+        truth = groundtruth.jobs(w, n + burst, rng)
+        classified = simulate.classify_workloads(trained, truth, rng, BATCH)
+        batch_ms += classified.batch_ms
+        accuracy = accuracy or classified.accuracy
+        qos[scenario], mean_perf[scenario] = {}, {}
+        for scheduler in simulate.SCHEDULERS:
+            outcome = simulate.run(truth, classified.jobs, scenario, scheduler, seed=args.seed)
+            qos[scenario][scheduler] = round(outcome.qos_fraction, 4)
+            mean_perf[scenario][scheduler] = round(float(outcome.performance.mean()), 4)
+            decision.setdefault(scheduler, []).append(outcome.decision_ms)
+            if scenario == "low":
+                low_perf[scheduler] = outcome.performance
+            print(f"{scenario} {scheduler}: qos {outcome.qos_fraction:.3f}, {time.monotonic() - start:.0f} s", file=sys.stderr)
+    curve = accuracy_curve(w, [20, 100] if args.quick else [10, 20, 50, 100, 200], args.seed)
+    pngs = figures(args.out, low_perf, curve)
+    paragon_ms = np.concatenate(decision["paragon"])
+    print(json.dumps({
+        "benchmark": "paragon", "quick": args.quick, "seed": args.seed, "servers": 1000, "scs": len(groundtruth.SERVER_CONFIGS),
+        "cores": int(groundtruth.servers()[1].sum()), "offline_jobs": args.offline,
+        "qos_fraction": qos["low"], "qos_fraction_by_scenario": qos, "mean_performance_by_scenario": mean_perf,
+        "classification": {k: round(v, 4) for k, v in accuracy.items()},
+        "accuracy_vs_offline_jobs": curve,
+        "sgd": [{"eta": m.eta, "lambda": m.lam, "rank": int(m.confidence.size), "confidence": [round(c, 3) for c in m.confidence]}
+                for m in trained],
+        "decision_ms": {"median": pct(paragon_ms, 50), "p99": pct(paragon_ms, 99),
+                        **{f"{k}_median": pct(np.concatenate(v), 50) for k, v in decision.items() if k != "paragon"}},
+        "classify_batch_ms": {"batch": BATCH, "median": pct(np.array(batch_ms), 50), "p99": pct(np.array(batch_ms), 99)},
+        "paper": PAPER, "figures": [os.path.join(args.out, p) for p in pngs],
+        "seconds": round(time.monotonic() - start, 1),
+    }))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,159 @@
+"""Paragon's greedy, QoS-aware server selection (paper 003 §3.2) and its statistical variant.
+
+A server's sensitivity per SoI: tolerated = the minimum over the jobs on it (1 when empty), caused =
+their sum. For a new job, D1 = t_server - c_new and D2 = t_new - c_server per SoI. SoIs are examined in
+decreasing sensitivity of the new job; each keeps the servers where D1 and D2 are >= -relax. An empty
+set backtracks: the previous SoI's relax grows by `relax_step` until the set is non-empty, further
+back if needed. Among the survivors, the servers of the job's best SC, then min ||D1 + D2||_L1. A
+timeout stops the search and selects among the servers of the last non-empty set the same way."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Servers:
+    """Per-server state (§3): SC, cores, cores in use, tolerated (min) and caused (sum) per SoI.
+
+    Caused scores are measured against a reference server's shared resources; a server with `capacity`
+    times those resources (groundtruth.capacity) feels each job's caused score divided by it."""
+
+    sc: np.ndarray
+    cores: np.ndarray
+    capacity: np.ndarray
+    n_soi: int
+    used: np.ndarray = field(init=False)
+    caused: np.ndarray = field(init=False)
+    tolerated: np.ndarray = field(init=False)
+    residents: list[dict[int, np.ndarray]] = field(init=False)  # job id -> its (predicted) tolerated scores
+
+    def __post_init__(self) -> None:
+        self.used = np.zeros(self.sc.size, dtype=int)
+        self.caused = np.zeros((self.sc.size, self.n_soi))
+        self.tolerated = np.ones((self.sc.size, self.n_soi))
+        self.residents = [{} for _ in range(self.sc.size)]
+
+    def place(self, server: int, job: int, cores: int, tolerated: np.ndarray, caused: np.ndarray) -> None:
+        self.used[server] += cores
+        self.caused[server] += caused / self.capacity[server]
+        self.residents[server][job] = tolerated
+        self.tolerated[server] = np.minimum(self.tolerated[server], tolerated)
+
+    def remove(self, server: int, job: int, cores: int, caused: np.ndarray) -> None:
+        self.used[server] -= cores
+        self.caused[server] -= caused / self.capacity[server]
+        del self.residents[server][job]
+        rest = list(self.residents[server].values())
+        self.tolerated[server] = np.min(rest, axis=0) if rest else 1.0
+
+
+@dataclass(frozen=True)
+class Job:
+    """A classified job: predicted SC ranking scores (higher is faster), tolerated and caused per SoI."""
+
+    sc_score: np.ndarray
+    tolerated: np.ndarray
+    caused: np.ndarray
+    cores: int
+
+
+def free(servers: Servers, cores: int) -> np.ndarray:
+    """Servers with `cores` free cores; all servers when none has (oversubscription)."""
+    fits = np.flatnonzero(servers.cores - servers.used >= cores)
+    return fits if fits.size else np.arange(servers.sc.size)
+
+
+def pick(servers: Servers, job: Job, cands: np.ndarray, d: np.ndarray, heterogeneity: bool = True) -> int:
+    """Best SC among the candidates (§3.2), then min ||D1 + D2||_L1."""
+    if heterogeneity:
+        scores = job.sc_score[servers.sc[cands]]
+        cands, d = cands[scores == scores.max()], d[scores == scores.max()]
+    return int(cands[np.argmin(np.abs(d).sum(axis=1))])
+
+
+def greedy(servers: Servers, job: Job, relax_step: float = 0.05, timeout_s: float = 0.05,
+           heterogeneity: bool = True) -> tuple[int, int]:
+    """The server for `job` and the number of backtracking relaxations (§3.2)."""
+    start = time.perf_counter()
+    base = free(servers, job.cores)
+    t_server = servers.tolerated[base]
+    d1 = t_server - job.caused / servers.capacity[base, None]  # D1 = t_server - c_new (on this server's resources)
+    d2 = job.tolerated - servers.caused[base]  # D2 = t_new - c_server
+    order = np.argsort(-np.maximum(job.caused, 1 - job.tolerated))  # most sensitive SoI first
+    worst = np.minimum(d1, d2)[:, order]  # per candidate and SoI in order: the binding D
+    relax = np.zeros(order.size)
+    sets = [np.ones(base.size, dtype=bool)]
+    level, backtracks = 0, 0
+    while level < order.size:
+        if time.perf_counter() - start > timeout_s:
+            break
+        mask = sets[level] & (worst[:, level] >= -relax[level])
+        if mask.any():
+            sets.append(mask)
+            level += 1
+            continue
+        back = level - 1  # revert to the previous SoI whose constraint can still be relaxed
+        while back >= 0 and relax[back] >= 1:
+            back -= 1
+        backtracks += 1
+        if back < 0:
+            relax[level] += relax_step
+            continue
+        relax[back] += relax_step
+        del sets[back + 1:]
+        level = back
+    chosen = np.flatnonzero(sets[-1])
+    return pick(servers, job, base[chosen], (d1 + d2)[chosen], heterogeneity), backtracks
+
+
+def sample(job: Job, n_servers: int, candidates: int) -> np.ndarray:
+    """Hash-based candidate sampling (§3.2): SHA-1 of the job's caused score per SoI, re-hashed."""
+    ids: list[int] = []
+    for k, score in enumerate(np.round(job.caused * 16383).astype(int)):  # 14-bit scores
+        value = f"{k}:{score}".encode()
+        for _ in range(-(-candidates // job.caused.size)):
+            value = hashlib.sha1(value).digest()
+            ids.append(int.from_bytes(value[:8], "big") % n_servers)
+    return np.unique(ids)[:candidates]
+
+
+def quality(t_server: np.ndarray, c_new: np.ndarray) -> np.ndarray:
+    """Q_i = sign(sum(t - c)) |1 - ||t - c||_1 / n_SoI|, normalised to [0, 1] over the candidates (§3.2)."""
+    diff = t_server - c_new
+    q = np.sign(diff.sum(axis=1)) * np.abs(1 - np.abs(diff).sum(axis=1) / diff.shape[1])
+    span = q.max() - q.min()
+    return (q - q.min()) / span if span > 0 else np.ones_like(q)
+
+
+def statistical(servers: Servers, job: Job, candidates: int = 64) -> int:
+    """The sampled candidate of best quality Q_i, among those of the job's best SC present."""
+    cands = np.intersect1d(sample(job, servers.sc.size, candidates), free(servers, job.cores))
+    if cands.size == 0:
+        cands = free(servers, job.cores)
+    q = quality(servers.tolerated[cands], job.caused / servers.capacity[cands, None])
+    scores = job.sc_score[servers.sc[cands]]
+    best = scores == scores.max()
+    return int(cands[best][np.argmax(q[best])])
+
+
+def interference_oblivious(servers: Servers, job: Job) -> int:
+    """NI (§4): the job's best predicted SC with free cores, the next-ranked SC once those are full."""
+    fits = free(servers, job.cores)
+    scores = job.sc_score[servers.sc[fits]]
+    best = fits[scores == scores.max()]
+    return int(best[np.argmax(servers.cores[best] - servers.used[best])])
+
+
+def heterogeneity_oblivious(servers: Servers, job: Job) -> int:
+    """NH (§4): the greedy interference-aware search without visibility of the SCs."""
+    return greedy(servers, job, heterogeneity=False)[0]
+
+
+def random_server(servers: Servers, job: Job, rng: np.random.Generator) -> int:
+    """R (§4): a random server with free cores (any server once all are full), no classification."""
+    return int(rng.choice(free(servers, job.cores)))

@@ -1,0 +1,166 @@
+"""Paragon's EC2 evaluation (paper 003 §4-5) on generated ground truth: 1,000 servers of 14 SCs,
+workloads arriving one per second, each scheduled on arrival by Paragon or a baseline.
+
+A job's performance at any moment is its speed on the server's SC over its speed on its best SC,
+times (1 - interference degradation), times its share of the cores when the server is oversubscribed.
+Degradation (docs/paragon.md): with pressure P_k = the summed caused scores of the other jobs on the
+server over its
+shared-resource capacity (groundtruth.capacity), 0.03 max_k min(1, P_k / t_k) below tolerance plus 0.5 sum_k max(0, P_k - t_k) beyond it.
+A job meets QoS when its time-averaged performance is >= 0.95 (within 5 % of alone on the best SC).
+Durations are nominal (not stretched by slowdown)."""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from corral_yarn.paragon import classify, groundtruth
+from corral_yarn.paragon.schedule import (Job, Servers, greedy, heterogeneity_oblivious, interference_oblivious, random_server,
+                                          statistical)
+
+log = logging.getLogger(__name__)
+
+# §4: (workloads, burst after the first half, burst size, required cores over the cluster's cores at the peak)
+SCENARIOS = {"low": (2500, 0, 0.5), "high": (5000, 0, 0.9), "oversubscribed": (7500, 1000, 1.3)}
+SCHEDULERS = ("paragon", "heterogeneity_oblivious", "interference_oblivious", "random", "paragon_statistical")
+
+
+@dataclass(frozen=True)
+class Classified:
+    """Predicted rows of the workloads and the time of each batch's classification."""
+
+    jobs: list[Job]
+    batch_ms: list[float]
+    accuracy: dict[str, float]
+
+
+def models(w: groundtruth.World, offline: int, rng: np.random.Generator) -> tuple[classify.Model, ...]:
+    """Train the three utility matrices on `offline` densely profiled jobs, eta and lambda by validation."""
+    dense = groundtruth.jobs(w, offline, rng)
+    out = []
+    for matrix in (np.log(dense.speed), dense.tolerated, dense.caused):
+        eta, lam = classify.choose_sgd(matrix)
+        out.append(classify.train(matrix, eta=eta, lam=lam))
+    return tuple(out)
+
+
+def classify_workloads(trained: tuple[classify.Model, ...], truth: groundtruth.Truth, rng: np.random.Generator,
+                       batch: int) -> Classified:
+    """Classify arrivals in batches of `batch` from their two-SC and two-SoI profiles only."""
+    seen = groundtruth.profile(truth, rng)
+    rows: list[np.ndarray] = [[], [], []]
+    times = []
+    for lo in range(0, truth.cores.size, batch):
+        part = slice(lo, lo + batch)
+        start = time.perf_counter()
+        for out, model, known in zip(rows, trained, (seen.sc, seen.tolerated, seen.caused)):
+            out.append(classify.classify(model, classify.Sparse(cols=known.cols[part], values=known.values[part])))
+        times.append((time.perf_counter() - start) * 1e3)
+    sc, tol, cause = (np.vstack(r) for r in rows)
+    accuracy = {**classify.heterogeneity_metrics(sc, truth.speed),
+                **classify.interference_metrics(np.hstack([tol, cause]), np.hstack([truth.tolerated, truth.caused]))}
+    jobs = [Job(sc_score=sc[j], tolerated=np.clip(tol[j], 0, 1), caused=np.clip(cause[j], 0, 1), cores=int(truth.cores[j]))
+            for j in range(truth.cores.size)]
+    return Classified(jobs=jobs, batch_ms=times, accuracy=accuracy)
+
+
+def performance(truth: groundtruth.Truth, server_sc: int, server_cores: int, others: list[int], used: int, j: int) -> float:
+    """Job j's performance now relative to alone on its best SC (module docstring)."""
+    pressure = truth.caused[others].sum(axis=0) / groundtruth.capacity(np.array(server_cores)) if others \
+        else np.zeros(truth.caused.shape[1])
+    t = truth.tolerated[j]
+    degradation = 0.03 * np.max(np.minimum(1, pressure / t)) + 0.5 * np.sum(np.maximum(0, pressure - t))
+    share = min(1.0, server_cores / used)
+    return float(truth.speed[j, server_sc] / truth.speed[j].max() * max(0.0, 1 - degradation) * share)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    performance: np.ndarray  # per job, time-averaged
+    decision_ms: np.ndarray  # per job, server selection
+
+    @property
+    def qos_fraction(self) -> float:
+        return float(np.mean(self.performance >= 0.95))
+
+
+def arrivals(n: int, burst: int) -> np.ndarray:
+    """One per second; `burst` more at 0.05 s intervals after the first half (§4's oversubscribed scenario)."""
+    steady = np.arange(n, dtype=float)
+    return np.sort(np.concatenate([steady, n / 2 + 0.05 * np.arange(burst)]))
+
+
+def mean_duration(n: int, peak_jobs: float) -> float:
+    """D with D (1 - exp(-n / D)) = peak_jobs: exponential durations, one arrival per second, n arrivals."""
+    lo, hi = 1.0, 1e7
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if mid * (1 - np.exp(-n / mid)) < peak_jobs else (lo, mid)
+    return (lo + hi) / 2
+
+
+def run(truth: groundtruth.Truth, jobs: list[Job], scenario: str, scheduler: str, seed: int) -> Outcome:
+    """The scenario's arrivals, nominal durations sized so that required cores reach the scenario's load."""
+    n, burst, load = SCENARIOS[scenario]
+    if len(jobs) != n + burst:
+        raise ValueError(f"run: scenario {scenario!r} takes {n + burst} workloads, got {len(jobs)}")
+    sc, cores, cap = groundtruth.servers()
+    rng = np.random.default_rng(seed)
+    at = arrivals(n, burst)
+    peak = min(load * cores.sum() / truth.cores.mean(), 0.95 * len(jobs))
+    duration = rng.exponential(mean_duration(len(jobs), peak), len(jobs))
+    servers = Servers(sc=sc, cores=cores, capacity=cap, n_soi=truth.caused.shape[1])
+    integral = np.zeros(len(jobs))
+    last = np.zeros(len(jobs))
+    rate = np.zeros(len(jobs))
+    where = np.full(len(jobs), -1)
+    decision = np.zeros(len(jobs))
+    events = [(float(at[j]), 1, j) for j in range(len(jobs))]
+    heapq.heapify(events)
+    while events:
+        now, kind, j = heapq.heappop(events)
+        settle(servers, where[j] if kind == 0 else -1, now, integral, last, rate)
+        if kind == 1:  # arrival
+            start = time.perf_counter()
+            s = choose(servers, jobs[j], scheduler, rng)
+            decision[j] = (time.perf_counter() - start) * 1e3
+            settle(servers, s, now, integral, last, rate)
+            servers.place(s, j, jobs[j].cores, jobs[j].tolerated, jobs[j].caused)
+            where[j], last[j] = s, now
+            heapq.heappush(events, (now + duration[j], 0, j))
+        else:
+            servers.remove(where[j], j, jobs[j].cores, jobs[j].caused)
+        refresh(truth, servers, where[j], rate)
+    return Outcome(performance=integral / np.maximum(duration, 1e-9), decision_ms=decision)
+
+
+def choose(servers: Servers, job: Job, scheduler: str, rng: np.random.Generator) -> int:
+    if scheduler == "paragon":
+        return greedy(servers, job)[0]
+    if scheduler == "heterogeneity_oblivious":
+        return heterogeneity_oblivious(servers, job)
+    if scheduler == "interference_oblivious":
+        return interference_oblivious(servers, job)
+    if scheduler == "random":
+        return random_server(servers, job, rng)
+    if scheduler == "paragon_statistical":
+        return statistical(servers, job)
+    raise ValueError(f"scheduler: unknown {scheduler!r}, expected one of {', '.join(SCHEDULERS)}")
+
+
+def settle(servers: Servers, s: int, now: float, integral: np.ndarray, last: np.ndarray, rate: np.ndarray) -> None:
+    """Accumulate the performance of the jobs on server s up to `now` (none for s < 0)."""
+    for r in servers.residents[s] if s >= 0 else ():
+        integral[r] += rate[r] * (now - last[r])
+        last[r] = now
+
+
+def refresh(truth: groundtruth.Truth, servers: Servers, s: int, rate: np.ndarray) -> None:
+    """Performance of the jobs on server s after its residents changed."""
+    here = list(servers.residents[s])
+    for r in here:
+        rate[r] = performance(truth, servers.sc[s], servers.cores[s], [o for o in here if o != r], servers.used[s], r)

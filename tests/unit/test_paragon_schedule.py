@@ -1,0 +1,83 @@
+"""Paragon's greedy QoS-aware scheduler (paper 003 §3.2), its statistical variant and the baselines."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from corral_yarn.paragon import schedule as s
+
+
+def cluster(sc: list[int], cores: list[int] | None = None, n_soi: int = 3) -> s.Servers:
+    cores = cores or [4] * len(sc)
+    return s.Servers(sc=np.array(sc), cores=np.array(cores), capacity=np.ones(len(sc)), n_soi=n_soi)
+
+
+def job(best: int, tolerated: list[float], caused: list[float], n_sc: int = 2, cores: int = 1) -> s.Job:
+    score = np.zeros(n_sc)
+    score[best] = 1.0
+    return s.Job(sc_score=score, tolerated=np.array(tolerated), caused=np.array(caused), cores=cores)
+
+
+def test_server_sensitivity_is_min_tolerated_and_sum_caused() -> None:
+    servers = cluster([0])
+    servers.place(0, 1, 1, np.array([0.5, 0.9, 0.7]), np.array([0.1, 0.2, 0.0]))
+    servers.place(0, 2, 1, np.array([0.8, 0.4, 0.7]), np.array([0.1, 0.1, 0.3]))
+    np.testing.assert_allclose(servers.tolerated[0], [0.5, 0.4, 0.7])
+    np.testing.assert_allclose(servers.caused[0], [0.2, 0.3, 0.3])
+    servers.remove(0, 2, 1, np.array([0.1, 0.1, 0.3]))
+    np.testing.assert_allclose(servers.tolerated[0], [0.5, 0.9, 0.7])
+    np.testing.assert_allclose(servers.caused[0], [0.1, 0.2, 0.0])
+
+
+def test_greedy_avoids_a_server_whose_load_cannot_tolerate_the_job_then_prefers_the_best_sc() -> None:
+    servers = cluster([1, 1, 0])
+    servers.place(0, 10, 1, np.array([0.1, 1.0, 1.0]), np.zeros(3))  # tolerates little on SoI 0
+    new = job(best=1, tolerated=[1.0, 1.0, 1.0], caused=[0.5, 0.0, 0.0])
+    chosen, backtracks = s.greedy(servers, new)
+    assert chosen == 1 and backtracks == 0
+    assert s.heterogeneity_oblivious(servers, new) in (1, 2)
+
+
+def test_min_deviation_among_the_best_sc_packs_the_server_that_fits_tightly() -> None:
+    servers = cluster([0, 0])
+    servers.place(0, 10, 1, np.array([0.6, 0.6, 0.6]), np.array([0.5, 0.5, 0.5]))
+    new = job(best=0, tolerated=[0.6, 0.6, 0.6], caused=[0.5, 0.5, 0.5])
+    assert s.greedy(servers, new)[0] == 0  # D1 = 0.1, D2 = 0.1 beats the empty server's 0.5 and 0.6
+
+
+def test_backtracking_relaxes_qos_when_no_server_satisfies_every_soi() -> None:
+    servers = cluster([0, 0])
+    servers.place(0, 10, 1, np.array([0.2, 1.0, 1.0]), np.zeros(3))
+    servers.place(1, 11, 1, np.array([1.0, 0.1, 1.0]), np.zeros(3))
+    new = job(best=0, tolerated=[1.0, 1.0, 1.0], caused=[0.3, 0.3, 0.0])
+    chosen, backtracks = s.greedy(servers, new)
+    assert backtracks > 0 and chosen == 0  # server 0 violates SoI 0 by 0.1, server 1 violates SoI 1 by 0.2
+
+
+def test_timeout_selects_among_the_servers_examined() -> None:
+    servers = cluster([0, 1])
+    new = job(best=1, tolerated=[1.0, 1.0, 1.0], caused=[0.1, 0.1, 0.1])
+    assert s.greedy(servers, new, timeout_s=-1.0)[0] == 1  # no SoI examined: best SC of all candidates
+
+
+def test_full_servers_are_not_candidates_until_all_are_full() -> None:
+    servers = cluster([1, 0], cores=[1, 1])
+    servers.place(0, 10, 1, np.ones(3), np.zeros(3))
+    new = job(best=1, tolerated=[1.0] * 3, caused=[0.0] * 3)
+    assert s.greedy(servers, new)[0] == 1 and s.interference_oblivious(servers, new) == 1
+    assert s.random_server(servers, new, np.random.default_rng(0)) == 1
+
+
+def test_quality_orders_candidates_and_is_normalised() -> None:
+    t = np.array([[0.5, 0.5], [1.0, 1.0], [0.1, 0.1]])
+    q = s.quality(t, np.array([0.4, 0.4]))
+    assert q.argmax() == 0 and q.argmin() == 2 and q.min() == 0.0 and q.max() == 1.0
+
+
+def test_hash_sampling_is_deterministic_and_spread() -> None:
+    new = job(best=0, tolerated=[1.0] * 3, caused=[0.2, 0.5, 0.7])
+    a, b = s.sample(new, 1000, 64), s.sample(new, 1000, 64)
+    np.testing.assert_array_equal(a, b)
+    assert 50 <= a.size <= 64 and a.max() > 500 and a.min() < 500
+    other = job(best=0, tolerated=[1.0] * 3, caused=[0.3, 0.5, 0.7])
+    assert set(s.sample(other, 1000, 64)) != set(a)

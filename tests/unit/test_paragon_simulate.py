@@ -1,0 +1,57 @@
+"""Paragon's evaluation on generated ground truth (paper 003 §4-5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from corral_yarn.paragon import groundtruth as g
+from corral_yarn.paragon import simulate as sim
+from corral_yarn.paragon.schedule import Job
+
+
+def truth(n: int, seed: int = 0) -> g.Truth:
+    return g.jobs(g.world(seed), n, np.random.default_rng(seed + 1))
+
+
+def test_the_cluster_is_the_papers() -> None:
+    sc, cores, _ = g.servers()
+    assert sc.size == 1000 and np.unique(sc).size == 14 and cores.sum() == 4960
+
+
+def test_alone_on_the_best_sc_is_full_performance_and_co_location_degrades() -> None:
+    t = truth(3)
+    best = int(t.speed[0].argmax())
+    assert sim.performance(t, best, 4, [], 1, 0) == pytest.approx(1.0)
+    worse = int(t.speed[0].argmin())
+    assert sim.performance(t, worse, 4, [], 1, 0) < 1.0
+    assert sim.performance(t, best, 4, [1, 2], 3, 0) < 1.0
+    assert sim.performance(t, best, 1, [], 2, 0) == pytest.approx(0.5)  # two cores wanted on one
+
+
+def test_scenarios_arrive_one_per_second_with_the_oversubscribed_burst() -> None:
+    at = sim.arrivals(10, 4)
+    assert at.size == 14 and np.sum((at >= 5) & (at < 5.2)) == 5  # the 6th steady arrival and the burst of 4
+    d = sim.mean_duration(2500, 1000)
+    assert d * (1 - np.exp(-2500 / d)) == pytest.approx(1000, rel=1e-6)
+
+
+def test_with_exact_classification_paragon_beats_the_baselines_that_ignore_a_dimension() -> None:
+    t = truth(2500)
+    jobs = [Job(sc_score=np.log(t.speed[j]), tolerated=t.tolerated[j], caused=t.caused[j], cores=int(t.cores[j]))
+            for j in range(2500)]
+    qos = {name: sim.run(t, jobs, "low", name, seed=0).qos_fraction for name in ("paragon", "heterogeneity_oblivious", "random")}
+    assert qos["paragon"] > 0.8 and qos["paragon"] > qos["heterogeneity_oblivious"] + 0.3 and qos["paragon"] > qos["random"] + 0.3
+
+
+def test_classified_workloads_come_only_from_profiles_and_bad_input_is_named() -> None:
+    w = g.world(0)
+    rng = np.random.default_rng(0)
+    trained = sim.models(w, 30, rng)
+    t = g.jobs(w, 20, rng)
+    c = sim.classify_workloads(trained, t, np.random.default_rng(5), batch=7)
+    assert len(c.jobs) == 20 and len(c.batch_ms) == 3 and 0 <= c.accuracy["best_sc"] <= 1
+    with pytest.raises(ValueError, match="scenario 'low' takes 2500 workloads"):
+        sim.run(t, c.jobs, "low", "paragon", seed=0)
+    with pytest.raises(ValueError, match="unknown 'fifo'"):
+        sim.choose(None, c.jobs[0], "fifo", rng)
