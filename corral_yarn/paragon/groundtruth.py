@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from corral_yarn.paragon.classify import Sparse
+from corral_yarn.paragon.classify import Sparse, hide
 
 # (name, cores, servers out of 1,000) — 4,960 cores as the paper's EC2 cluster (Fig. 11)
 SERVER_CONFIGS = (
@@ -101,11 +101,8 @@ class Profiled:
 
 def profile(t: Truth, rng: np.random.Generator, per_row: int = 2) -> Profiled:
     """About a minute of profiling per new job: `per_row` random SCs and `per_row` random SoIs (§3.1)."""
-    def pick(m: np.ndarray) -> Sparse:
-        cols = np.array([rng.choice(m.shape[1], size=per_row, replace=False) for _ in range(m.shape[0])])
-        return Sparse(cols=cols, values=np.take_along_axis(m, cols, axis=1))
-    soi = pick(t.tolerated)
-    return Profiled(sc=pick(np.log(t.speed)), tolerated=soi,
+    soi = hide(t.tolerated, per_row, rng)
+    return Profiled(sc=hide(np.log(t.speed), per_row, rng), tolerated=soi,
                     caused=Sparse(cols=soi.cols, values=np.take_along_axis(t.caused, soi.cols, axis=1)))
 
 

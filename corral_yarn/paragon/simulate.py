@@ -12,7 +12,6 @@ Durations are nominal (not stretched by slowdown)."""
 from __future__ import annotations
 
 import heapq
-import logging
 import time
 from dataclasses import dataclass
 
@@ -21,8 +20,6 @@ import numpy as np
 from corral_yarn.paragon import classify, groundtruth
 from corral_yarn.paragon.schedule import (Job, Servers, greedy, heterogeneity_oblivious, interference_oblivious, random_server,
                                           statistical)
-
-log = logging.getLogger(__name__)
 
 # §4: (workloads, burst after the first half, burst size, required cores over the cluster's cores at the peak)
 SCENARIOS = {"low": (2500, 0, 0.5), "high": (5000, 0, 0.9), "oversubscribed": (7500, 1000, 1.3)}
