@@ -3,8 +3,9 @@ item 7): ``CorralCapacityScheduler.allocate`` against ``CapacityScheduler.alloca
 ``CorralBlockPlacementPolicy.chooseTarget`` against ``BlockPlacementPolicyDefault.chooseTarget``,
 on one synthetic topology (default 4,000 nodes in 100 racks, 200 applications with rack-set tags),
 measured side by side in one JVM by ``io.corralyarn.bench.PluginBenchmark`` (java_patch test
-sources). One JSON line with ``nodes``, ``allocate_ratio_vs_stock`` and
-``choose_target_ratio_vs_stock`` (mean microseconds, Corral / stock).
+sources; stock and Corral at the same time, their calls interleaved). One JSON line with ``nodes``,
+``allocate_ratio_vs_stock`` and ``choose_target_ratio_vs_stock`` (median microseconds per call,
+Corral / stock; the ratios of means are there too).
 
 Builds java_patch's test classes with Maven first (a few seconds when they are up to date).
 ``--quick``: 400 nodes in 10 racks, 20 applications, 2,000 calls.

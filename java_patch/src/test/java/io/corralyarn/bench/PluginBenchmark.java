@@ -32,6 +32,7 @@ import org.apache.hadoop.hdfs.server.blockmanagement.StorageTypeStats;
 import org.apache.hadoop.hdfs.net.DFSNetworkTopology;
 import org.apache.hadoop.net.NetworkTopology;
 import org.apache.hadoop.net.Node;
+import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
 import org.apache.hadoop.net.NodeBase;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
@@ -60,9 +61,10 @@ import org.apache.hadoop.yarn.util.resource.ResourceUtils;
  * against {@link CapacityScheduler#allocate} (a real ResourceManager in this JVM, NodeManagers
  * added as scheduler node events, applications submitted with unmanaged AMs and rack-set tags),
  * and {@link CorralBlockPlacementPolicy#chooseTarget} against {@link BlockPlacementPolicyDefault}
- * (DataNode descriptors with usage, a DataNode writer; the two policies' calls interleaved). The
- * allocate figures are from a second round of both schedulers, after a first that warms the JIT.
- * Prints one JSON line.
+ * (DataNode descriptors with usage, a DataNode writer). Stock and Corral run at the same time in
+ * this JVM and their calls are interleaved, so both see the same JIT, GC and machine load. Prints
+ * one JSON line; the headline ratios are of median costs (on a shared machine the means carry
+ * other processes' and the GC's pauses), the ratios of means are in the line too.
  *
  * <p>Usage: {@code PluginBenchmark [nodes] [racks] [applications] [calls]}.
  */
@@ -87,12 +89,11 @@ public final class PluginBenchmark {
     int racks = args.length > 1 ? Integer.parseInt(args[1]) : 100;
     int apps = args.length > 2 ? Integer.parseInt(args[2]) : 200;
     int calls = args.length > 3 ? Integer.parseInt(args[3]) : 20000;
-    AllocateCost stockAllocate = null;
-    AllocateCost corralAllocate = null;
-    for (int round = 0; round < 2; round++) {  // the first round warms the JIT for both
-      stockAllocate = allocateCost(CapacityScheduler.class, nodes, racks, apps, calls);
-      corralAllocate = allocateCost(CorralCapacityScheduler.class, nodes, racks, apps, calls);
-    }
+    DefaultMetricsSystem.setMiniClusterMode(true);  // two ResourceManagers in one JVM
+    AllocateCost[] allocate = allocateCost(List.of(CapacityScheduler.class,
+        CorralCapacityScheduler.class), nodes, racks, apps, calls);
+    AllocateCost stockAllocate = allocate[0];
+    AllocateCost corralAllocate = allocate[1];
     double[][] choose = chooseTargetCost(List.of(PlacementBenchAccess.stockPolicy(),
         new CorralBlockPlacementPolicy()), nodes, racks, calls);
     double[] stockChoose = choose[0];
@@ -102,10 +103,13 @@ public final class PluginBenchmark {
         + "\"allocate_us\": {\"stock\": %s, \"corral\": %s}, "
         + "\"node_added_us\": {\"stock\": %.1f, \"corral\": %.1f}, "
         + "\"choose_target_us\": {\"stock\": %s, \"corral\": %s}, "
-        + "\"allocate_ratio_vs_stock\": %.3f, \"choose_target_ratio_vs_stock\": %.3f}",
+        + "\"allocate_ratio_vs_stock\": %.3f, \"choose_target_ratio_vs_stock\": %.3f, "
+        + "\"allocate_mean_ratio_vs_stock\": %.3f, \"choose_target_mean_ratio_vs_stock\": %.3f}",
         nodes, racks, apps, calls, quantiles(stockAllocate.allocateUs()),
         quantiles(corralAllocate.allocateUs()), stockAllocate.nodeAddedUs(),
         corralAllocate.nodeAddedUs(), quantiles(stockChoose), quantiles(corralChoose),
+        median(corralAllocate.allocateUs()) / median(stockAllocate.allocateUs()),
+        median(corralChoose) / median(stockChoose),
         mean(corralAllocate.allocateUs()) / mean(stockAllocate.allocateUs()),
         mean(corralChoose) / mean(stockChoose)));
   }
@@ -114,39 +118,55 @@ public final class PluginBenchmark {
   private record AllocateCost(double[] allocateUs, double nodeAddedUs) {
   }
 
-  /** Allocate calls (each with a one-container ask) round-robin over the applications. */
-  private static AllocateCost allocateCost(Class<? extends ResourceScheduler> scheduler, int nodes,
-      int racks, int apps, int calls) throws Exception {
-    Configuration conf = resourceManagerConf(scheduler);
-    ResourceUtils.resetResourceTypes(conf);
-    ResourceManager rm = new ResourceManager();
-    rm.init(conf);
-    rm.start();
+  /**
+   * Allocate calls (each with a one-container ask) round-robin over the applications, for each
+   * scheduler in its own ResourceManager, all running at once with the schedulers' calls
+   * interleaved so each sees the same JIT, GC and machine load.
+   */
+  private static AllocateCost[] allocateCost(List<Class<? extends ResourceScheduler>> schedulers,
+      int nodes, int racks, int apps, int calls) throws Exception {
+    List<ResourceManager> rms = new ArrayList<>();
     try {
-      ResourceScheduler cs = rm.getResourceScheduler();
-      long added = timed(() -> {
-        for (int i = 0; i < nodes; i++) {
-          cs.handle(new NodeAddedSchedulerEvent(node(rm.getRMContext(), i, racks)));
-        }
-        return 0;
-      });
-      List<ApplicationAttemptId> attempts = submit(rm, conf, apps, racks);
+      List<List<ApplicationAttemptId>> attempts = new ArrayList<>();
+      double[] nodeAddedUs = new double[schedulers.size()];
+      for (Class<? extends ResourceScheduler> scheduler : schedulers) {
+        Configuration conf = resourceManagerConf(scheduler);
+        ResourceUtils.resetResourceTypes(conf);
+        ResourceManager rm = new ResourceManager();
+        rms.add(rm);
+        rm.init(conf);
+        rm.start();
+        nodeAddedUs[rms.size() - 1] = timed(() -> {
+          for (int i = 0; i < nodes; i++) {
+            rm.getResourceScheduler().handle(new NodeAddedSchedulerEvent(node(rm.getRMContext(), i, racks)));
+          }
+          return 0;
+        }) / 1e3 / nodes;
+        attempts.add(submit(rm, conf, apps, racks));
+      }
       List<ResourceRequest> ask = List.of(ResourceRequest.newInstance(Priority.newInstance(1),
           ResourceRequest.ANY, Resource.newInstance(1024, 1), 1));
-      double[] costs = new double[calls];
+      double[][] costs = new double[schedulers.size()][calls];
       for (int i = 0; i < calls + calls / 10; i++) {  // the first tenth warms the JIT
-        ApplicationAttemptId attempt = attempts.get(i % attempts.size());
-        long ns = timed(() -> {
-          cs.allocate(attempt, ask, null, List.of(), null, null, new ContainerUpdates());
-          return 0;
-        });
-        if (i >= calls / 10) {
-          costs[i - calls / 10] = ns / 1e3;
+        for (int k = 0; k < rms.size(); k++) {
+          ResourceScheduler scheduler = rms.get(k).getResourceScheduler();
+          ApplicationAttemptId attempt = attempts.get(k).get(i % apps);
+          long ns = timed(() -> {
+            scheduler.allocate(attempt, ask, null, List.of(), null, null, new ContainerUpdates());
+            return 0;
+          });
+          if (i >= calls / 10) {
+            costs[k][i - calls / 10] = ns / 1e3;
+          }
         }
       }
-      return new AllocateCost(costs, added / 1e3 / nodes);
+      AllocateCost[] result = new AllocateCost[schedulers.size()];
+      for (int k = 0; k < result.length; k++) {
+        result[k] = new AllocateCost(costs[k], nodeAddedUs[k]);
+      }
+      return result;
     } finally {
-      rm.stop();
+      rms.forEach(ResourceManager::stop);
     }
   }
 
@@ -308,6 +328,12 @@ public final class PluginBenchmark {
     Arrays.sort(sorted);
     return String.format(Locale.ROOT, "{\"mean\": %.2f, \"median\": %.2f, \"p99\": %.2f}",
         mean(costs), sorted[sorted.length / 2], sorted[(int) (sorted.length * 0.99)]);
+  }
+
+  private static double median(double[] costs) {
+    double[] sorted = Arrays.copyOf(costs, costs.length);
+    Arrays.sort(sorted);
+    return sorted[sorted.length / 2];
   }
 
   private static double mean(double[] costs) {

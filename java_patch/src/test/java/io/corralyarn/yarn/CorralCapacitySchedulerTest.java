@@ -106,7 +106,11 @@ class CorralCapacitySchedulerTest {
       high.request(3);
       assertEquals(0, high.observe(3), "no room in rack-a yet");
       low.release(3);
-      high.awaitAllocated(3);
+      try {
+        high.awaitAllocated(3);
+      } catch (AssertionError e) {
+        throw new AssertionError(e.getMessage() + "; the low-priority application: " + low.usage(), e);
+      }
       low.observe(3);
       assertEquals(3, low.allocated().size(), "the freed slots went to the higher priority");
       assertEquals(Set.of("/rack-a"), racksOf(cluster, high.allocatedHosts()));

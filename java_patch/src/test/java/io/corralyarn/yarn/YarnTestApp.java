@@ -28,6 +28,7 @@ import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.client.api.YarnClientApplication;
 import org.apache.hadoop.yarn.security.AMRMTokenIdentifier;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttempt;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractYarnScheduler;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState;
 
 /**
@@ -184,15 +185,40 @@ final class YarnTestApp implements AutoCloseable {
     }
   }
 
-  /** What the ResourceManager says the application holds, for failure messages. */
-  private String usage() {
+  /**
+   * What the ResourceManager says the application holds, and the scheduler's view of it and of
+   * every node, for failure messages (a flaky failure must say where the containers went).
+   */
+  String usage() {
+    String held = "this client holds " + allocated.size();
     try {
       var report = yarn.getApplicationReport(appId).getApplicationResourceUsageReport();
-      return "this client holds " + allocated.size() + "; the RM reports " + report.getNumUsedContainers()
-          + " used and " + report.getNumReservedContainers() + " reserved containers";
+      return held + "; the RM reports " + report.getNumUsedContainers() + " used and "
+          + report.getNumReservedContainers() + " reserved containers; " + schedulerView();
     } catch (Exception e) {
-      return "this client holds " + allocated.size() + " (no report from the RM: " + e + ")";
+      return held + " (no report from the RM: " + e + ")";
     }
+  }
+
+  private String schedulerView() {
+    var scheduler = (AbstractYarnScheduler<?, ?>) cluster.resourceManager().getResourceScheduler();
+    var app = scheduler.getApplicationAttempt(attempt().getAppAttemptId());
+    StringBuilder view = new StringBuilder("scheduler: ");
+    if (app != null) {
+      view.append("pending ").append(app.getAppSchedulingInfo().getAllResourceRequests())
+          .append(", blacklisted ").append(app.getAppSchedulingInfo().getBlackListCopy())
+          .append(", live containers ").append(app.getLiveContainers().size());
+    }
+    for (var node : cluster.resourceManager().getRMContext().getRMNodes().values()) {
+      var schedulerNode = scheduler.getSchedulerNode(node.getNodeID());
+      if (schedulerNode != null) {
+        view.append("; ").append(node.getRackName()).append(' ').append(node.getNodeID())
+            .append(": ").append(schedulerNode.getNumContainers()).append(" containers, ")
+            .append(schedulerNode.getUnallocatedResource()).append(" free, reserved ")
+            .append(schedulerNode.getReservedContainer());
+      }
+    }
+    return view.toString();
   }
 
   /** Kills the application (releasing all its containers at once) and waits until it is gone. */
