@@ -69,8 +69,8 @@ class CorralPlanOperator(BaseOperator):
         return tasks.publish(params, period_dir)
 
 
-class CorralUploadOperator(BaseOperator):
-    """Rack-aware upload of one planned job's input: every block gets a replica inside R_j. Returns the run record."""
+class _PlannedRunOperator(BaseOperator):
+    """An operator on one planned run record (an item of ``tasks.planned_jobs``), checked when the DAG is parsed."""
 
     template_fields = ("run",)
 
@@ -78,6 +78,10 @@ class CorralUploadOperator(BaseOperator):
         super().__init__(**kwargs)
         _check_run(type(self).__name__, run)
         self.run = run
+
+
+class CorralUploadOperator(_PlannedRunOperator):
+    """Rack-aware upload of one planned job's input: every block gets a replica inside R_j. Returns the run record."""
 
     def execute(self, context: Any) -> dict[str, Any]:
         from corral_yarn.pipeline import tasks
@@ -85,18 +89,11 @@ class CorralUploadOperator(BaseOperator):
         return tasks.upload(self.run)
 
 
-class CorralSubmitOperator(BaseOperator):
+class CorralSubmitOperator(_PlannedRunOperator):
     """Submit a planned job Corral launches itself (MapReduce over RM REST, R_j as tags, p_j); idempotent by tag.
 
     Returns the run record with its ``app_id``; wait for it with :class:`YarnApplicationSensor`.
     """
-
-    template_fields = ("run",)
-
-    def __init__(self, *, run: Any, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        _check_run(type(self).__name__, run)
-        self.run = run
 
     def execute(self, context: Any) -> dict[str, Any]:
         from corral_yarn.pipeline import tasks

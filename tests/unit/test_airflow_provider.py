@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import threading
 import tomllib
@@ -55,6 +57,17 @@ def test_example_dags_import_without_errors_or_warnings() -> None:
     assert [ops.task_dict[t].downstream_task_ids for t in ("plan", "planned_jobs", "upload", "submit")] == [
         {"planned_jobs"}, {"upload"}, {"submit"}, {"wait_for_job"}]
     assert all(t.doc_md for d in dagbag.dags.values() for t in d.tasks)
+
+
+def test_example_dags_do_no_heavy_imports_at_top_level() -> None:
+    code = (
+        "import runpy, sys\n"
+        f"for f in {sorted(str(p) for p in EXAMPLES.glob('example_*.py'))!r}: runpy.run_path(f)\n"
+        "print('HEAVY:' + ','.join(m for m in ('corral_yarn.pipeline.tasks', 'corral_yarn.cluster', 'corral_yarn.planner', 'estimator',"
+        " 'corral_yarn.airflow.triggers', 'pyspark', 'hdfs') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy(), check=True)
+    assert [line for line in done.stdout.splitlines() if line.startswith("HEAVY:")] == ["HEAVY:"], done.stdout
 
 
 def test_provider_entry_point_names_importable_modules() -> None:

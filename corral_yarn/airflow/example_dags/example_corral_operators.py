@@ -7,12 +7,12 @@ Guide: docs/pipeline.md ("Adding Corral to your DAGs").
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Any
 
-from airflow.sdk import Param, dag, task
+from airflow.sdk import dag, task
 
 from corral_yarn.airflow.operators import CorralPlanOperator, CorralSubmitOperator, CorralUploadOperator, YarnApplicationSensor
+from corral_yarn.pipeline.dag_params import common_params, dag_defaults
 
 HOME = "{{ params.home }}"
 
@@ -20,14 +20,8 @@ HOME = "{{ params.home }}"
 @dag(
     dag_id="example_corral_operators",
     schedule=None,
-    start_date=datetime(2026, 1, 1, tzinfo=timezone.utc),
-    catchup=False,
-    tags=["corral", "example"],
-    params={
-        "home": Param("/var/lib/corral", type="string", description="the pipeline's local state (docs/pipeline.md)"),
-        "plans_dir": Param("/corral/plans", type="string", description="HDFS directory of the published plans"),
-        "runs_dir": Param("/corral/runs", type="string", description="HDFS directory of each run's input and output"),
-    },
+    params=common_params(),
+    **dag_defaults(retry_delay_s=30),
     doc_md=__doc__,
 )
 def example_corral_operators() -> None:

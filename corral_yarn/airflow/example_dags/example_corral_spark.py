@@ -8,23 +8,20 @@ Those two lines are all Corral adds to the task. Guide: docs/pipeline.md ("Addin
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Param, dag, task
 
+from corral_yarn.pipeline.dag_params import dag_defaults, run_params
+
 
 @dag(
     dag_id="example_corral_spark",
     schedule=None,
-    start_date=datetime(2026, 1, 1, tzinfo=timezone.utc),
-    catchup=False,
-    tags=["corral", "example"],
+    **dag_defaults(retry_delay_s=30),
     params={
-        "home": Param("/var/lib/corral", type="string", description="the pipeline's local state (docs/pipeline.md)"),
-        "plans_dir": Param("/corral/plans", type="string", description="HDFS directory of the published plans"),
-        "plan_version": Param("latest", type="string", description="published plan: 'latest' or <period>-<plan id>"),
+        **run_params(),
         "job": Param("daily-report", type="string", minLength=1, description="the planned job this Spark task carries out"),
         "queue": Param("default", type="string", minLength=1, description="YARN queue"),
         "application": Param("/opt/jobs/daily_report.py", type="string", minLength=1, description="the Spark application"),
