@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-DAGS = Path(__file__).resolve().parents[1] / "airflow_dags"
+DAGS = Path(__file__).resolve().parents[1] / "corral_yarn" / "airflow" / "dags"
 REPEAT = 3
 MINIMAL = '''
 import pendulum

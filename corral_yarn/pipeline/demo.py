@@ -18,6 +18,7 @@ import sys
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
 
@@ -30,8 +31,7 @@ from estimator.store import HistoryStore
 
 log = logging.getLogger(__name__)
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DAGS_FOLDER = REPO_ROOT / "airflow_dags"
+DAGS_FOLDER = Path(str(resources.files("corral_yarn") / "airflow" / "dags"))  # package data: works from a wheel too
 
 
 class PipelineRunError(CorralError):

@@ -1,6 +1,6 @@
 """One function per Airflow task, taking the DAG's Params and XCom values and returning JSON-able values.
 
-The DAG files in ``airflow_dags/`` only wire these together; the steps themselves are in
+The DAG files in ``corral_yarn/airflow/dags/`` only wire these together; the steps themselves are in
 :mod:`~corral_yarn.pipeline.planning` and :mod:`~corral_yarn.pipeline.execution`. The cluster's
 addresses come from the Airflow Connections (:mod:`~corral_yarn.pipeline.connections`).
 """

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-DAGS = Path(__file__).resolve().parents[2] / "airflow_dags"
+DAGS = Path(__file__).resolve().parents[2] / "corral_yarn" / "airflow" / "dags"
 os.environ.setdefault("AIRFLOW_HOME", tempfile.mkdtemp(prefix="corral-airflow-"))
 os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
 os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(DAGS)
