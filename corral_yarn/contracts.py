@@ -26,6 +26,7 @@ MAX_OVERSUBSCRIPTION = 1e4
 BLOCK_BYTES = 128 * 2**20  # HDFS's default dfs.blocksize: one map task per block where the cluster's is not known
 Scenario = Literal["batch", "online"]
 Order = Literal["thesis", "shortest-work"]  # the planner's prioritization order (docs/planner.md)
+Sharing = Literal["whole-rack", "slots"]  # whole racks per job (thesis §4.3) or slot-aware rack sharing (docs/planner.md)
 Bytes = Annotated[float, Field(ge=0, le=MAX_BYTES)]
 Rate = Annotated[float, Field(ge=MIN_RATE, le=MAX_RATE)]
 Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS)]
@@ -280,6 +281,7 @@ class PlanOptions(_Strict):
     """The planner's knobs a plan was made with (docs/planner.md); a plan without them used the thesis's."""
 
     order: Order = Field(default="thesis", description="prioritization order: thesis (§4.3.4) or shortest-work")
+    sharing: Sharing = Field(default="whole-rack", description="whole-rack (thesis §4.3) or slots: jobs share a rack's slots")
 
 
 class Plan(_Strict):

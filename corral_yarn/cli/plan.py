@@ -13,7 +13,7 @@ from corral_yarn import io
 from corral_yarn.cli.types import non_negative_float, non_negative_int, positive_int
 from corral_yarn.contracts import ClusterSpec, Plan, Workload
 from corral_yarn.planner.build import IMPLEMENTATIONS, build_plan
-from corral_yarn.planner.schedule import DEFAULT_ORDER, ORDERS, SCENARIOS
+from corral_yarn.planner.schedule import DEFAULT_ORDER, ORDERS, SCENARIOS, SHARING
 from corral_yarn.report import write_plan_report
 from corral_yarn.report.html import fmt_bytes, fmt_percent, fmt_seconds
 from corral_yarn.workloads import example_cluster, w1_like
@@ -50,6 +50,9 @@ def _register_plan(subparsers: argparse._SubParsersAction) -> None:
                    help=f"prioritization order: thesis (earliest arrival, widest, longest first; thesis §4.3.4) or shortest-work "
                         f"(earliest arrival, then least rack-time r_j x L_j(r_j) first); default {DEFAULT_ORDER['batch']} for batch, "
                         f"{DEFAULT_ORDER['online']} for online")
+    p.add_argument("--sharing", choices=SHARING, default="whole-rack",
+                   help="whole-rack (default): each job holds its racks for its interval (thesis §4.3); slots: jobs whose tasks fit "
+                        "in part of a rack share it (docs/planner.md, 'Slot-aware sharing'; no LP bound)")
     p.add_argument("--no-bound", action="store_true", help="skip the LP lower bound (the plan then has no gap)")
     p.set_defaults(func=_run_plan)
 
@@ -93,7 +96,7 @@ def _run_plan(args: argparse.Namespace) -> int:
             bar.update()
 
         plan = build_plan(workload, cluster, args.scenario, alpha=args.alpha, implementation=args.planner,
-                          with_bound=not args.no_bound, step=step, order=args.order)
+                          with_bound=not args.no_bound, step=step, order=args.order, sharing=args.sharing)
     io.save(plan, args.out)
     print(plan_summary(plan, len(cluster.racks), args.planner))
     print(f"Wrote {args.out}")
@@ -153,10 +156,11 @@ def write_inputs(out: Path, cluster: ClusterSpec, workload: Workload) -> list[Pa
 def plan_summary(plan: Plan, racks: int, planner: str) -> str:
     """One paragraph: objective, bound and gap, jobs, data balance and cross-rack shuffle."""
     objective = plan.objective.replace("_", " ")
+    sharing = ", slot sharing" if plan.options.sharing == "slots" else ""
     bound = ("no LP lower bound computed" if plan.lower_bound_s is None
              else f"against an LP lower bound of {fmt_seconds(plan.lower_bound_s)} (gap {fmt_percent(plan.gap)})")
     return (
-        f"Planned {len(plan.jobs)} jobs on {racks} racks ({plan.scenario} scenario, {planner} planner, {plan.options.order} order): "
+        f"Planned {len(plan.jobs)} jobs on {racks} racks ({plan.scenario} scenario, {planner} planner, {plan.options.order} order{sharing}): "
         f"{objective} {fmt_seconds(plan.objective_s)}, {bound}. "
         f"Planned input bytes per rack have a coefficient of variation of {plan.rack_input_cov:.3f}; "
         f"cross-rack shuffle is {fmt_bytes(plan.cross_rack_shuffle_bytes)} against "

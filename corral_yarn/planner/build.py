@@ -9,19 +9,19 @@ import numpy as np
 from numpy.typing import NDArray
 
 from corral_yarn import __version__
-from corral_yarn.contracts import MAX_SECONDS, ClusterSpec, JobSpec, Order, Plan, PlannedJob, PlanOptions, Workload
+from corral_yarn.contracts import MAX_SECONDS, ClusterSpec, JobSpec, Order, Plan, PlannedJob, PlanOptions, Sharing, Workload
 from corral_yarn.errors import InputError
 from corral_yarn.io import inputs_sha256
 from corral_yarn.model import default_alpha, latency_table
 from corral_yarn.planner import fast, reference
 from corral_yarn.planner.bounds import lower_bound
-from corral_yarn.planner.schedule import DEFAULT_ORDER, Scenario, Schedule
+from corral_yarn.planner.schedule import DEFAULT_ORDER, Scenario, Schedule, SlotDemand
 
 log = logging.getLogger(__name__)
 
 PLANNER_VERSION = f"corral-yarn-planner/{__version__}"
 Implementation = Literal["fast", "reference"]
-IMPLEMENTATIONS: dict[str, Callable[[Scenario, NDArray[np.float64], NDArray[np.float64], Order], Schedule]] = {
+IMPLEMENTATIONS: dict[str, Callable[..., Schedule]] = {
     "fast": fast.plan,
     "reference": reference.plan,
 }
@@ -36,6 +36,7 @@ def build_plan(
     with_bound: bool = True,
     step: Callable[[str], None] | None = None,
     order: Order | None = None,
+    sharing: Sharing = "whole-rack",
 ) -> Plan:
     """Plan ``workload`` on ``cluster``; alpha defaults to 1 / rack-to-core bandwidth (§4.3.4), the
     prioritization order to the scenario's default (``DEFAULT_ORDER``).
@@ -44,7 +45,7 @@ def build_plan(
     step = step or (lambda name: None)
     jobs = workload.jobs
     alpha = default_alpha(cluster) if alpha is None else alpha
-    options = PlanOptions(order=order or DEFAULT_ORDER[scenario])
+    options = PlanOptions(order=order or DEFAULT_ORDER[scenario], sharing=sharing)
     step("latency model")
     with np.errstate(over="ignore", invalid="ignore"):
         latency, penalized = latency_table(jobs, cluster, alpha)
@@ -52,11 +53,15 @@ def build_plan(
     arrival = np.array([j.arrival_s for j in jobs], dtype=np.float64)
     log.info("planning %d jobs on %d racks (%s, %s, %s order)", len(jobs), len(cluster.racks), scenario, implementation, options.order)
     step(f"{implementation} heuristic")
-    schedule = IMPLEMENTATIONS[implementation](scenario, penalized, arrival, options.order)
+    slots = slot_demand(jobs, cluster) if sharing == "slots" else None
+    schedule = IMPLEMENTATIONS[implementation](scenario, penalized, arrival, options.order, slots=slots)
+    with_bound = with_bound and slots is None  # the LP bound is over whole racks: sharing may beat it
     if with_bound:
         step("LP lower bound")
     bound = lower_bound(scenario, penalized, arrival) if with_bound else None
-    digest = inputs_sha256(workload, cluster, {"scenario": scenario, "alpha": alpha, "planner": PLANNER_VERSION, **options.model_dump()})
+    # whole-rack plans keep the digest (and plan_id) they had before sharing existed
+    digest = inputs_sha256(workload, cluster, {"scenario": scenario, "alpha": alpha, "planner": PLANNER_VERSION,
+                                               **options.model_dump(exclude=None if slots else {"sharing"})})
     planned = _planned_jobs(jobs, cluster, schedule, latency, penalized, arrival if scenario == "online" else 0 * arrival)
     rack_bytes = _rack_input_bytes(cluster, planned)
     return Plan(
@@ -78,6 +83,24 @@ def build_plan(
         cross_rack_shuffle_bytes=sum(p.cross_rack_shuffle_bytes for p in planned),
         all_racks_cross_rack_shuffle_bytes=sum(_cross_rack_shuffle(j, len(cluster.racks)) for j in jobs),
     )
+
+
+def slot_demand(jobs: list[JobSpec], cluster: ClusterSpec) -> SlotDemand:
+    """d_j(r), in map slots of one rack (docs/planner.md "Slot-aware sharing"): on r racks a stage's
+    tasks use s = min(tasks, r x slots per rack) slots, ceil(s / r) per rack; a reduce slot counts as
+    map slots per rack / reduce slots per rack map slots (rounded up); the job needs its widest stage."""
+    m = cluster.machines_per_rack
+    capacity = m * cluster.map_slots_per_machine
+    reduce_capacity = m * cluster.reduce_slots_per_machine
+    racks = np.arange(1, len(cluster.racks) + 1)
+    demand = np.ones((len(jobs), racks.size), dtype=np.int64)
+    for j, job in enumerate(jobs):
+        for stage in job.stages:
+            per_map = np.ceil(np.minimum(stage.map_tasks, racks * capacity) / racks)
+            per_reduce = np.ceil(np.minimum(stage.reduce_tasks, racks * reduce_capacity) / racks)
+            need = np.maximum(per_map, np.ceil(per_reduce * capacity / reduce_capacity))
+            demand[j] = np.maximum(demand[j], np.minimum(need, capacity).astype(np.int64))
+    return SlotDemand(demand, capacity)
 
 
 def _check_finite(jobs: list[JobSpec], penalized: NDArray[np.float64]) -> None:

@@ -24,8 +24,9 @@ from numpy.typing import NDArray
 
 from corral_yarn.errors import PlanningError
 from corral_yarn.planner.provisioning import SAFETY, lower_bounds, provisioning
+from corral_yarn.planner import reference
 from corral_yarn.planner.reference import prioritize
-from corral_yarn.planner.schedule import Key, Order, Scenario, Schedule, effective_arrival, key_parts, sort_key
+from corral_yarn.planner.schedule import Key, Order, Scenario, Schedule, SlotDemand, effective_arrival, key_parts, sort_key
 
 FULL_WIDTH_JOBS = 64  # at most this many later full-width jobs in an online give-up test
 
@@ -295,13 +296,18 @@ def _next_candidate(run: IncrementalPrioritization, steps: Steps, objective_boun
     return size
 
 
-def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], order: Order = "thesis", checkpoint_every: int | None = None, steps_per_chunk: int = 1 << 16) -> Schedule:
+def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], order: Order = "thesis", checkpoint_every: int | None = None, steps_per_chunk: int = 1 << 16,
+         slots: SlotDemand | None = None) -> Schedule:
     """Same contract and answer as ``reference.plan``: the first candidate with the best objective.
+
+    Slot-aware sharing (``slots``) has no fast version yet: it runs the reference (docs/planner.md).
 
     A few candidates with the lowest bounds are prioritized first, for a good incumbent; then every
     candidate is visited in provisioning order, skipping those that provably cannot beat it.
     ``checkpoint_every`` and ``steps_per_chunk`` tune speed and memory only (tests make them small)."""
     _check(latency, arrival)
+    if slots is not None:
+        return reference.plan(scenario, latency, arrival, order, slots)
     n_jobs = latency.shape[0]
     every = checkpoint_every or CHECKPOINT_EVERY[scenario]
     prov = provisioning(latency)

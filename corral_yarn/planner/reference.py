@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from corral_yarn.planner.schedule import Order, Scenario, Schedule, effective_arrival, objective, sort_key
+from corral_yarn.planner.schedule import Order, Scenario, Schedule, SlotDemand, effective_arrival, objective, sort_key
 
 
 def prioritization_order(order: Order, counts: NDArray[np.int64], duration: NDArray[np.float64], arrival: NDArray[np.float64]) -> list[int]:
@@ -19,8 +19,12 @@ def prioritization_order(order: Order, counts: NDArray[np.int64], duration: NDAr
     return [key[-1] for key in sorted(keys)]
 
 
-def prioritize(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], counts: NDArray[np.int64], order_by: Order = "thesis") -> Schedule:
-    """Prioritization phase, Fig. 4.2: each job in order takes the r_j racks that free up first."""
+def prioritize(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], counts: NDArray[np.int64], order_by: Order = "thesis",
+               slots: SlotDemand | None = None) -> Schedule:
+    """Prioritization phase, Fig. 4.2: each job in order takes the r_j racks that free up first
+    (whole racks), or with ``slots`` the r_j racks with room for its slots soonest (``prioritize_slots``)."""
+    if slots is not None:
+        return prioritize_slots(scenario, latency, arrival, counts, order_by, slots)
     n_jobs, n_racks = latency.shape
     duration = latency[np.arange(n_jobs), counts - 1]
     arrival = effective_arrival(scenario, arrival)
@@ -36,18 +40,57 @@ def prioritize(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArra
     return Schedule(counts.copy(), tuple(rack_sets), start, tuple(order), objective(scenario, start + duration, arrival))
 
 
-def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], order: Order = "thesis") -> Schedule:
+def prioritize_slots(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], counts: NDArray[np.int64], order_by: Order,
+                     slots: SlotDemand) -> Schedule:
+    """Slot-aware prioritization (docs/planner.md "Slot-aware sharing"): each job in order starts at the
+    earliest T >= A_j at which r_j racks each have d_j(r_j) free slots over all of [T, T + L_j(r_j));
+    among the racks that admit it then, it takes the r_j smallest (F_i, i), F_i the last end of a
+    reservation on rack i. A job never starts on a rack before the last job placed there (no
+    backfilling). With d_j = slots per rack for every job this is the whole-rack phase."""
+    n_jobs, n_racks = latency.shape
+    duration = latency[np.arange(n_jobs), counts - 1]
+    arrival = effective_arrival(scenario, arrival)
+    order = prioritization_order(order_by, counts, duration, arrival)
+    booked: list[list[tuple[float, float, int]]] = [[] for _ in range(n_racks)]  # per rack: (start, end, slots)
+    start = np.zeros(n_jobs)
+    rack_sets: list[tuple[int, ...]] = [()] * n_jobs
+    for j in order:
+        need = int(slots.demand[j, counts[j] - 1])
+        times = sorted({float(arrival[j])} | {x for rack in booked for b in rack for x in b[:2] if x > arrival[j]})
+        for t in times:  # admission changes only at a start or an end, so the earliest is A_j or one of them
+            fits = [i for i in range(n_racks) if _admits(booked[i], t, need, slots.capacity)]
+            if len(fits) >= counts[j]:
+                break
+        chosen = sorted(fits, key=lambda i: (max((e for _, e, _ in booked[i]), default=0.0), i))[: counts[j]]
+        for i in chosen:
+            booked[i].append((t, t + duration[j], need))
+        start[j], rack_sets[j] = t, tuple(sorted(chosen))
+    return Schedule(counts.copy(), tuple(rack_sets), start, tuple(order), objective(scenario, start + duration, arrival))
+
+
+def _admits(booked: list[tuple[float, float, int]], begin: float, need: int, capacity: int) -> bool:
+    """Whether a rack can take ``need`` more slots from ``begin`` on, starting no earlier than the last
+    job placed on it (no overtaking: on each rack, priorities run in order). Every job on the rack
+    then started by ``begin``, so its usage only falls after it: the slots held at ``begin`` bound it."""
+    if booked and begin < booked[-1][0]:
+        return False
+    return capacity - sum(n for _, e, n in booked if e > begin) >= need
+
+
+def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], order: Order = "thesis",
+         slots: SlotDemand | None = None) -> Schedule:
     """Provisioning phase (§4.3.4): from r_j = 1, widen the longest job one rack at a time until every
-    job has R racks; prioritize every candidate allocation and keep the first with the best objective."""
+    job has R racks; prioritize every candidate allocation and keep the first with the best objective.
+    ``slots`` switches prioritization to slot-aware sharing (``prioritize_slots``)."""
     n_jobs, n_racks = latency.shape
     counts = np.ones(n_jobs, dtype=np.int64)
-    best = prioritize(scenario, latency, arrival, counts, order)
+    best = prioritize(scenario, latency, arrival, counts, order, slots)
     while True:
         growable = [j for j in range(n_jobs) if counts[j] < n_racks]
         if not growable:
             return best
         longest = max(growable, key=lambda j: (latency[j, counts[j] - 1], -j))
         counts[longest] += 1
-        candidate = prioritize(scenario, latency, arrival, counts, order)
+        candidate = prioritize(scenario, latency, arrival, counts, order, slots)
         if candidate.objective < best.objective:
             best = candidate

@@ -9,15 +9,25 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from corral_yarn.contracts import Order
+from corral_yarn.contracts import Order, Sharing
 
 Scenario = Literal["batch", "online"]
 SCENARIOS: tuple[Scenario, ...] = ("batch", "online")
 # the prioritization order: the thesis's (§4.3.4), or least rack-time first within equal arrivals
 ORDERS: tuple[Order, ...] = ("thesis", "shortest-work")
+SHARING: tuple[Sharing, ...] = ("whole-rack", "slots")  # whole racks per job (thesis §4.3) or slot-aware sharing
 DEFAULT_ORDER: dict[Scenario, Order] = {"batch": "thesis", "online": "shortest-work"}
 # (A_j, then two tie-breakers, then j): sorting these gives the prioritization order
 Key = tuple[float, float, float, int]
+
+
+@dataclass(frozen=True)
+class SlotDemand:
+    """Slot-aware sharing (docs/planner.md): d_j(r) slots a job needs on each of its r racks, and the
+    slots of one rack; ``demand[j, r - 1]`` lies in 1..capacity."""
+
+    demand: NDArray[np.int64]  # J x R
+    capacity: int
 
 
 @dataclass(frozen=True)

@@ -178,3 +178,19 @@ def test_plan_reports_each_phase_to_its_progress_bar(inputs: Path, monkeypatch: 
     [bar] = bars
     shown = bar.fp.getvalue()
     assert all(f"corral plan: {phase}" in shown for phase in phases) and bar.n == bar.total == len(phases)
+
+
+def test_plan_with_slot_sharing_records_the_mode_and_shares_racks(inputs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*plan_args(inputs, "batch"), "--sharing", "slots"]) == 0
+    shared = io.load_plan(inputs / "plan-batch.json")
+    assert shared.options.sharing == "slots" and shared.lower_bound_s is None
+    assert "slot sharing" in capsys.readouterr().out
+    assert main(plan_args(inputs, "batch")) == 0
+    whole = io.load_plan(inputs / "plan-batch.json")
+    assert whole.options.sharing == "whole-rack" and whole.plan_id != shared.plan_id
+
+
+def test_plan_rejects_an_unknown_sharing_mode(inputs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*plan_args(inputs, "batch"), "--sharing", "half"]) == 2
+    assert "corral: error: argument --sharing: invalid choice: 'half'" in capsys.readouterr().err
+    assert not (inputs / "plan-batch.json").exists()

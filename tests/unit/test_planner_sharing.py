@@ -1,0 +1,70 @@
+"""Slot-aware rack sharing (docs/planner.md "Slot-aware sharing"): the reference's rule, by hand and by property."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from planner_instances import Instance, instances
+
+from corral_yarn.contracts import JobSpec, StageSpec
+from corral_yarn.planner import reference
+from corral_yarn.planner.build import slot_demand
+from corral_yarn.planner.schedule import ORDERS, SCENARIOS, Order, Scenario, SlotDemand
+from corral_yarn.workloads import example_cluster
+
+
+def test_two_small_jobs_share_one_rack_over_the_same_interval() -> None:
+    latency = np.array([[4.0], [4.0]])
+    shared = reference.plan("batch", latency, np.zeros(2), slots=SlotDemand(np.array([[2], [2]]), 4))
+    assert shared.start.tolist() == [0.0, 0.0] and shared.objective == 4.0
+    whole = reference.plan("batch", latency, np.zeros(2))
+    assert whole.start.tolist() == [0.0, 4.0] and whole.objective == 8.0
+
+
+def test_a_job_waits_for_the_slots_it_needs_and_never_overtakes_on_a_rack() -> None:
+    # job 0 (longer, first) takes 3 of 4 slots for 5 s; job 1 needs 2 -> waits until 5; job 2 needs 1
+    # and would fit at 0, but starting before job 1 on the rack would overtake a higher priority
+    latency = np.array([[5.0], [2.0], [1.0]])
+    s = reference.prioritize("batch", latency, np.zeros(3), np.ones(3, dtype=np.int64), slots=SlotDemand(np.array([[3], [2], [1]]), 4))
+    assert s.order == (0, 1, 2)
+    assert s.start.tolist() == [0.0, 5.0, 5.0]
+    assert s.objective == 7.0
+
+
+@settings(max_examples=150, deadline=None)
+@given(instances(max_jobs=8, max_racks=4), st.sampled_from(SCENARIOS), st.sampled_from(ORDERS))
+def test_full_rack_demand_is_the_whole_rack_planner(instance: Instance, scenario: Scenario, order: Order) -> None:
+    latency, arrival = instance
+    full = SlotDemand(np.full(latency.shape, 3, dtype=np.int64), 3)
+    assert reference.plan(scenario, latency, arrival, order, slots=full).same_as(reference.plan(scenario, latency, arrival, order))
+
+
+@settings(max_examples=150, deadline=None)
+@given(instances(max_jobs=8, max_racks=4), st.sampled_from(SCENARIOS), st.data())
+def test_slot_schedules_respect_capacity_arrival_and_priority(instance: Instance, scenario: Scenario, data: st.DataObject) -> None:
+    latency, arrival = instance
+    capacity = data.draw(st.integers(1, 4))
+    demand = np.array(data.draw(st.lists(st.integers(1, capacity), min_size=latency.size, max_size=latency.size)), dtype=np.int64).reshape(latency.shape)
+    counts = np.array(data.draw(st.lists(st.integers(1, latency.shape[1]), min_size=latency.shape[0], max_size=latency.shape[0])), dtype=np.int64)
+    s = reference.prioritize(scenario, latency, arrival, counts, slots=SlotDemand(demand, capacity))
+    finish = s.start + latency[np.arange(latency.shape[0]), counts - 1]
+    need = demand[np.arange(latency.shape[0]), counts - 1]
+    if scenario == "online":
+        assert (s.start >= arrival).all()
+    for rack in range(latency.shape[1]):
+        jobs = [j for j in s.order if rack in s.rack_sets[j]]
+        assert [s.start[j] for j in jobs] == sorted(s.start[j] for j in jobs)  # priorities in order on each rack
+        for j in jobs:  # usage at every start stays within the rack's slots
+            assert sum(need[k] for k in jobs if s.start[k] <= s.start[j] < finish[k]) <= capacity
+
+
+def test_slot_demand_is_the_widest_stage_spread_over_the_racks() -> None:
+    cluster = example_cluster(racks=3, machines_per_rack=2)  # slots per rack: 2 x map slots per machine
+    per_rack = 2 * cluster.map_slots_per_machine
+    stage = StageSpec(name="main", input_bytes=1e9, map_tasks=per_rack + 1, reduce_tasks=0, shuffle_bytes=0.0, output_bytes=0.0,
+                      map_rate_bytes_per_s=50e6, reduce_rate_bytes_per_s=50e6)
+    d = slot_demand([JobSpec(name="a", stages=[stage])], cluster)
+    assert d.capacity == per_rack
+    expected = [min(per_rack, -(-(per_rack + 1) // r)) for r in (1, 2, 3)]
+    assert d.demand[0].tolist() == expected
