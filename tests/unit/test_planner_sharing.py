@@ -7,10 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from planner_instances import Instance, instances
 
-from corral_yarn.contracts import JobSpec, StageSpec
+from corral_yarn.contracts import JobSpec, StageSpec, Workload
 from corral_yarn.planner import reference
-from corral_yarn.planner.build import slot_demand
+from corral_yarn.planner.build import build_plan, slot_demand
 from corral_yarn.planner.schedule import ORDERS, SCENARIOS, Order, Scenario, SlotDemand
+from corral_yarn.sim.run import RunSpec, simulate
 from corral_yarn.workloads import example_cluster
 
 
@@ -68,3 +69,15 @@ def test_slot_demand_is_the_widest_stage_spread_over_the_racks() -> None:
     assert d.capacity == per_rack
     expected = [min(per_rack, -(-(per_rack + 1) // r)) for r in (1, 2, 3)]
     assert d.demand[0].tolist() == expected
+
+
+def test_the_simulator_runs_a_slots_plan_with_two_jobs_in_one_rack_at_once() -> None:
+    cluster = example_cluster(racks=1, machines_per_rack=2)  # 2 x 8 map slots; each job needs 4
+    stage = StageSpec(name="main", input_bytes=4e8, map_tasks=4, reduce_tasks=0, shuffle_bytes=0.0, output_bytes=0.0,
+                      map_rate_bytes_per_s=50e6, reduce_rate_bytes_per_s=50e6)
+    workload = Workload(jobs=[JobSpec(name=n, recurring_key=n, stages=[stage]) for n in ("a", "b")])
+    plan = build_plan(workload, cluster, "batch", sharing="slots", with_bound=False)
+    assert [p.planned_start_s for p in plan.jobs] == [0.0, 0.0]
+    result = simulate(cluster, workload, RunSpec("corral", scenario="batch"), plan=plan)
+    first, finish = [j.first_task_s for j in result.jobs], [j.finish_s for j in result.jobs]
+    assert max(first) < min(finish)  # the two jobs' tasks ran in the one rack at the same time
