@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from corral_yarn.selector import CandidateRules, SimulationResult, Topology, WorkloadConfig, simulate
+from corral_yarn.selector import CandidateRules, SimulationResult, TreeTopology, WorkloadConfig, simulate
 from corral_yarn.selector.candidates import MBPS
 
 FIGURES = ("baseline", "corral-r", "corral-i", "corral-t", "strawman")
@@ -36,8 +36,8 @@ PAPER = {
 }
 
 
-def _datacenter(pods: int) -> Topology:
-    return Topology(fanout=(40, 10, pods), vm_slots=4, nic_bytes_per_s=1000 * MBPS, oversubscription=(10.0, 1.0))
+def _datacenter(pods: int) -> TreeTopology:
+    return TreeTopology(fanout=(40, 10, pods), vm_slots=4, nic_bytes_per_s=1000 * MBPS, oversubscription=(10.0, 1.0))
 
 
 def _rounded(value: float | None, digits: int) -> float | None:

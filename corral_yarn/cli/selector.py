@@ -12,7 +12,7 @@ from corral_yarn.errors import InputError
 from corral_yarn.io import write_atomic
 from corral_yarn.report.charts import Panel, comparison_png
 from corral_yarn.report.html import fmt_bytes, fmt_percent, fmt_seconds, figure, key_values, page, paragraph, publish, section, table
-from corral_yarn.selector import STRATEGIES, CandidateRules, SimulationResult, Topology, WorkloadConfig, simulate
+from corral_yarn.selector import STRATEGIES, CandidateRules, SimulationResult, TreeTopology, WorkloadConfig, simulate
 from corral_yarn.selector.candidates import MBPS
 from corral_yarn.selector.workload import check_occupancy
 
@@ -61,7 +61,7 @@ def _strategies(text: str) -> list[str]:
 def _select_sim(args: argparse.Namespace) -> int:
     strategies = _strategies(args.strategies)
     check_occupancy(args.occupancy, field="--occupancy")
-    topology = Topology(
+    topology = TreeTopology(
         fanout=(args.machines_per_rack, args.racks_per_pod, args.pods),
         vm_slots=args.vm_slots,
         nic_bytes_per_s=args.nic_mbps * MBPS,

@@ -4,7 +4,7 @@ Oktopus virtual-cluster allocation on a tree, imbalance-based selection, and its
 from corral_yarn.selector.candidates import Candidate, CandidateRules, CandidateSpace, candidate_space, vm_profile
 from corral_yarn.selector.simulation import SimulationResult, StrategyResult, simulate
 from corral_yarn.selector.strategies import STRATEGIES, Choice, Strategy, select
-from corral_yarn.selector.tree import Allocation, Datacenter, Topology, VirtualCluster
+from corral_yarn.selector.tree import Allocation, Datacenter, TreeTopology, VirtualCluster
 from corral_yarn.selector.workload import Request, WorkloadConfig, generate_requests
 
 __all__ = [
@@ -19,7 +19,7 @@ __all__ = [
     "SimulationResult",
     "Strategy",
     "StrategyResult",
-    "Topology",
+    "TreeTopology",
     "VirtualCluster",
     "WorkloadConfig",
     "candidate_space",

@@ -25,7 +25,7 @@ from corral_yarn.contracts import ClusterSpec
 from corral_yarn.errors import InputError
 from corral_yarn.selector.candidates import CandidateRules, CandidateSpace, candidate_space, vm_profile
 from corral_yarn.selector.strategies import STRATEGIES, Strategy, select
-from corral_yarn.selector.tree import Allocation, Datacenter, Topology
+from corral_yarn.selector.tree import Allocation, Datacenter, TreeTopology
 from corral_yarn.selector.workload import Request, WorkloadConfig, generate_requests, run_seconds
 
 log = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ class _Tally:
     select_ms: list[float]
 
 
-def _run(strategy: Strategy, topology: Topology, requests: Sequence[Request], space_of: Callable[[Request], CandidateSpace], config: WorkloadConfig, profile: ClusterSpec, tick: Callable[[], None]) -> _Tally:
+def _run(strategy: Strategy, topology: TreeTopology, requests: Sequence[Request], space_of: Callable[[Request], CandidateSpace], config: WorkloadConfig, profile: ClusterSpec, tick: Callable[[], None]) -> _Tally:
     """One strategy on the request stream; ``space_of`` runs inside the timed part of each request."""
     dc = Datacenter(topology)
     rng = np.random.default_rng((config.seed, STRATEGIES.index(strategy)))
@@ -140,7 +140,7 @@ def _summary(strategy: str, tally: _Tally, requests: Sequence[Request], first: i
 
 
 def simulate(
-    topology: Topology,
+    topology: TreeTopology,
     config: WorkloadConfig,
     rules: CandidateRules,
     strategies: Sequence[Strategy] = STRATEGIES,

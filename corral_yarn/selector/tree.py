@@ -36,7 +36,7 @@ LEVEL_NAMES = ("machine", "rack", "pod")
 
 
 @dataclass(frozen=True)
-class Topology:
+class TreeTopology:
     """A tree: ``fanout[l]`` children per node of level l + 1, bottom-up; the top node is the core.
 
     ``fanout=(40, 10, 40)`` is 40 machines per rack, 10 racks per pod, 40 pods (16,000 machines).
@@ -88,10 +88,10 @@ class Topology:
         return LEVEL_NAMES[level] if level < len(LEVEL_NAMES) else f"level-{level}"
 
 
-def topology_of(spec: ClusterSpec) -> Topology:
+def topology_of(spec: ClusterSpec) -> TreeTopology:
     """A cluster as the selector's tree (§4.2): its racks under one core, a VM slot per task slot of a
     machine, rack uplinks of machines x NIC / O. Uneven racks count as the smallest (as the planner does)."""
-    return Topology(fanout=(spec.machines_per_rack, len(spec.racks)),
+    return TreeTopology(fanout=(spec.machines_per_rack, len(spec.racks)),
                     vm_slots=min(spec.map_slots_per_machine, spec.reduce_slots_per_machine),
                     nic_bytes_per_s=int(spec.nic_bandwidth_bytes_per_s), oversubscription=(float(spec.oversubscription or 1.0),))
 
@@ -142,7 +142,7 @@ class _Capacity:
 class Datacenter:
     """Residual VM slots and link bandwidth of a tree, as numpy arrays per level."""
 
-    topology: Topology
+    topology: TreeTopology
     free_slots: list[Ints] = field(init=False)
     free_link: list[Ints] = field(init=False)
     _slot_capacity: list[int] = field(init=False, repr=False)
@@ -156,7 +156,7 @@ class Datacenter:
         self.free_link = [np.full(t.nodes(lvl), self._link_capacity[lvl], np.int64) for lvl in range(t.levels)]
 
     @classmethod
-    def with_residual(cls, topology: Topology, machine_slots: Ints, links: list[Ints]) -> Datacenter:
+    def with_residual(cls, topology: TreeTopology, machine_slots: Ints, links: list[Ints]) -> Datacenter:
         """A datacenter in a given state: free slots per machine and free bandwidth per uplink."""
         dc = cls(topology)
         dc.free_slots[0] = np.asarray(machine_slots, np.int64).copy()

@@ -23,7 +23,7 @@ import numpy as np
 from corral_yarn.contracts import BLOCK_BYTES, ClusterSpec, StageSpec
 from corral_yarn.errors import CorralError
 from corral_yarn.sim import placement
-from corral_yarn.sim.flows import DOWN, LINKS_PER_RACK, LOCAL, UP, Flow, FlowTable, Topology
+from corral_yarn.sim.flows import DOWN, LINKS_PER_RACK, LOCAL, UP, Flow, FlowTable, RackLinks
 from corral_yarn.sim.state import JobRun, Splits, StageRun, map_rate, reduce_rate
 
 log = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ class Policy(Protocol):
 class Simulator:
     def __init__(self, cluster: ClusterSpec, jobs: list[JobRun], policy: Policy, config: SimConfig) -> None:
         self.cluster, self.jobs, self.policy, self.config = cluster, jobs, policy, config
-        self.topology = Topology.of(cluster, config.background_share)
+        self.topology = RackLinks.of(cluster, config.background_share)
         self.racks = self.topology.racks
         self.machines = self.topology.machines
         self.free_map = self.machines * cluster.map_slots_per_machine
@@ -199,7 +199,7 @@ class Simulator:
         self._started(job, stage, rack)
         sources = np.bincount([self._read_source(job, stage.splits.replicas[b]) for b in blocks], minlength=self.racks) / k
         others = np.flatnonzero((sources > 0) & (np.arange(self.racks) != rack))
-        links = [Topology.link(rack, LOCAL), Topology.link(rack, DOWN), *(LINKS_PER_RACK * others + UP)]
+        links = [RackLinks.link(rack, LOCAL), RackLinks.link(rack, DOWN), *(LINKS_PER_RACK * others + UP)]
         coefs = [sources[rack], float(sources[others].sum()), *sources[others]]
         start = self.now
         flow = Flow(
@@ -247,10 +247,10 @@ class Simulator:
         m = float(self.machines[rack])
         same_machine = share[rack] / m  # map output on the reducer's own machine never hits a NIC
         others = np.flatnonzero((share > 0) & (np.arange(self.racks) != rack))
-        links = [Topology.link(rack, LOCAL)]
+        links = [RackLinks.link(rack, LOCAL)]
         coefs = [share[rack] - same_machine]
         if others.size:
-            links += [Topology.link(rack, DOWN), *(LINKS_PER_RACK * others + UP)]
+            links += [RackLinks.link(rack, DOWN), *(LINKS_PER_RACK * others + UP)]
             coefs += [float(share[others].sum()), *share[others]]
         flow = Flow(
             links=np.array(links, dtype=np.int64), coefs=np.array(coefs), volume=volume,
@@ -272,11 +272,11 @@ class Simulator:
             self.at(self.now + volume / k / rate, lambda: self._reduces_done(job, stage, rack, k, start))
             return
         if self.racks == 1:
-            paths = [([Topology.link(rack, LOCAL)], [replicas - 1.0])]
+            paths = [([RackLinks.link(rack, LOCAL)], [replicas - 1.0])]
         else:
             blocks = math.ceil(volume / BLOCK_BYTES)
             remotes = (rack + 1 + self.rng.choice(self.racks - 1, size=min(blocks, self.racks - 1, WRITE_SPREAD), replace=False)) % self.racks
-            paths = [([Topology.link(rack, UP), Topology.link(int(c), DOWN), Topology.link(int(c), LOCAL)], [1.0, 1.0, replicas - 2.0]) for c in remotes]
+            paths = [([RackLinks.link(rack, UP), RackLinks.link(int(c), DOWN), RackLinks.link(int(c), LOCAL)], [1.0, 1.0, replicas - 2.0]) for c in remotes]
         left = [len(paths)]
 
         def part_done(t: float) -> None:

@@ -24,14 +24,17 @@ LINKS_PER_RACK = 3
 
 
 @dataclass(frozen=True)
-class Topology:
+class RackLinks:
+    """The links the simulator shares among flows, three per rack of the two-tier cluster (§4.5.2):
+    the rack's fabric (LOCAL), its uplink to the core (UP) and its downlink (DOWN)."""
+
     racks: int
     machines: NDArray[np.int64]  # machines per rack
     nic: float
     capacity: Array  # per link, bytes/s
 
     @staticmethod
-    def of(cluster: ClusterSpec, background_share: float = 0.0) -> Topology:
+    def of(cluster: ClusterSpec, background_share: float = 0.0) -> RackLinks:
         """Rack uplink = machines x NIC / O (folded Clos); background traffic takes a share of it."""
         machines = np.array([len(r.machines) for r in cluster.racks], dtype=np.int64)
         nic = cluster.nic_bandwidth_bytes_per_s
@@ -39,7 +42,7 @@ class Topology:
         local = machines * nic - core_share  # B_M - B_M / O per machine, as T_local assumes
         core = core_share * (1.0 - background_share)
         capacity = np.stack([local, core, core], axis=1).astype(np.float64).ravel()
-        return Topology(len(machines), machines, nic, capacity)
+        return RackLinks(len(machines), machines, nic, capacity)
 
     @staticmethod
     def link(rack: int, kind: int) -> int:
@@ -89,7 +92,7 @@ class FlowTable:
     finishing and re-rating them costs numpy operations, not Python loops over every flow.
     """
 
-    def __init__(self, topology: Topology, sharing: str) -> None:
+    def __init__(self, topology: RackLinks, sharing: str) -> None:
         self.topology = topology
         self.allocate = SHARING[sharing]
         self.objects = np.empty(0, dtype=object)

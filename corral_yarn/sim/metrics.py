@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict
 
 from corral_yarn.contracts import ClusterSpec, Scenario, Workload
 from corral_yarn.model import latency_table
-from corral_yarn.sim.flows import UP, LINKS_PER_RACK, Topology
+from corral_yarn.sim.flows import UP, LINKS_PER_RACK, RackLinks
 from corral_yarn.sim.state import JobRun, map_rate, reduce_rate
 
 RESULT_SCHEMA = "corral-yarn/sim-result/v1"
@@ -124,7 +124,7 @@ def cov(values: np.ndarray) -> float:
     return float(np.std(values) / mean) if mean > 0 else 0.0
 
 
-def uplinks(topology: Topology) -> float:
+def uplinks(topology: RackLinks) -> float:
     """Bytes/s all racks can send to the core together (what background traffic leaves)."""
     return float(topology.capacity[UP::LINKS_PER_RACK].sum())
 
@@ -155,7 +155,7 @@ def offered_load(workload: Workload, cluster: ClusterSpec, scenario: Scenario, b
     cross = sum(s.shuffle_bytes * (racks - 1) / racks + (s.output_bytes if output_replication > 1 and racks > 1 else 0.0) for s in stages)
     arrivals = [j.arrival_s for j in workload.jobs]
     span = max(arrivals) - min(arrivals) if scenario == "online" else 0.0
-    topology = Topology.of(cluster, background_share)
+    topology = RackLinks.of(cluster, background_share)
     slots = int(topology.machines.sum()) * (cluster.map_slots_per_machine + cluster.reduce_slots_per_machine)
     return OfferedLoad(
         jobs=len(workload.jobs), span_s=span, jobs_per_hour=len(workload.jobs) * 3600.0 / span if span > 0 else None,

@@ -7,7 +7,7 @@ import pytest
 
 from corral_yarn.selector.candidates import MBPS, Candidate, CandidateSpace
 from corral_yarn.selector.strategies import select
-from corral_yarn.selector.tree import Datacenter, Topology, VirtualCluster
+from corral_yarn.selector.tree import Datacenter, TreeTopology, VirtualCluster
 
 SMALL, BIG = Candidate(3, 500 * MBPS, 100.0), Candidate(6, 200 * MBPS, 100.0)
 
@@ -15,7 +15,7 @@ SMALL, BIG = Candidate(3, 500 * MBPS, 100.0), Candidate(6, 200 * MBPS, 100.0)
 def _rack(with_rack_level: bool) -> Datacenter:
     """Figure 4.1: one rack of four machines, 2 VM slots and a 1 Gbps link each."""
     fanout, ratios = ((4, 1), (1.0,)) if with_rack_level else ((4,), ())
-    return Datacenter(Topology(fanout=fanout, vm_slots=2, nic_bytes_per_s=1000 * MBPS, oversubscription=ratios))
+    return Datacenter(TreeTopology(fanout=fanout, vm_slots=2, nic_bytes_per_s=1000 * MBPS, oversubscription=ratios))
 
 
 @pytest.mark.parametrize(("with_rack_level", "small", "big"), [(True, 1.140625, 1.1425), (False, 0.75, 1.08)])

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from corral_yarn.errors import InputError
-from corral_yarn.selector import CandidateRules, Topology, WorkloadConfig, generate_requests, simulate, vm_profile
+from corral_yarn.selector import CandidateRules, TreeTopology, WorkloadConfig, generate_requests, simulate, vm_profile
 from corral_yarn.selector.candidates import MBPS
 from corral_yarn.selector.workload import run_seconds
 
-SMALL = Topology(fanout=(8, 4, 4), vm_slots=4, nic_bytes_per_s=125_000_000, oversubscription=(10.0, 1.0))
+SMALL = TreeTopology(fanout=(8, 4, 4), vm_slots=4, nic_bytes_per_s=125_000_000, oversubscription=(10.0, 1.0))
 
 
 def _config(**kw) -> WorkloadConfig:

@@ -10,12 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corral_yarn.errors import InputError
-from corral_yarn.selector.tree import Allocation, Datacenter, Topology, VirtualCluster
+from corral_yarn.selector.tree import Allocation, Datacenter, TreeTopology, VirtualCluster
 
 FANOUTS = [(4,), (3, 2), (2, 2, 2), (2, 3)]
 
 
-def _node_counts(topology: Topology, machine_counts: np.ndarray) -> list[np.ndarray]:
+def _node_counts(topology: TreeTopology, machine_counts: np.ndarray) -> list[np.ndarray]:
     """Per level, VMs under every node, for each row of machine counts."""
     levels = [machine_counts]
     for lvl in range(1, topology.levels):
@@ -58,7 +58,7 @@ def _check_valid(dc: Datacenter, alloc: Allocation) -> None:
 def _states(draw):
     fanout = draw(st.sampled_from(FANOUTS))
     slots = draw(st.integers(1, 3))  # 4^8 placements at most on the 8-machine tree
-    topology = Topology(fanout=fanout, vm_slots=slots, nic_bytes_per_s=6, oversubscription=(1.0,) * (len(fanout) - 1))
+    topology = TreeTopology(fanout=fanout, vm_slots=slots, nic_bytes_per_s=6, oversubscription=(1.0,) * (len(fanout) - 1))
     machine_slots = np.array(draw(st.lists(st.integers(0, slots), min_size=topology.machines, max_size=topology.machines)))
     links = [np.array(draw(st.lists(st.integers(0, 8), min_size=topology.nodes(l), max_size=topology.nodes(l)))) for l in range(topology.levels)]
     request = VirtualCluster(vms=draw(st.integers(1, topology.vms)), bandwidth=draw(st.integers(1, 4)))
@@ -78,13 +78,13 @@ def test_found_whenever_one_exists(state):
 def test_non_interval_counts_are_found():
     # N = 6, B = 1 in one rack: machine 0 can hold 0-2 VMs, machine 1 (uplink 1) only 0, 1 or 5.
     # Giving each machine in turn its largest count (2, then 4) lands in machine 1's gap; 1 + 5 fits.
-    t = Topology(fanout=(2,), vm_slots=5, nic_bytes_per_s=10, oversubscription=())
+    t = TreeTopology(fanout=(2,), vm_slots=5, nic_bytes_per_s=10, oversubscription=())
     dc = Datacenter.with_residual(t, np.array([2, 5]), [np.array([10, 1])])
     alloc = dc.find(VirtualCluster(vms=6, bandwidth=1))
     assert alloc is not None and alloc.machines == {0: 1, 1: 5}
     assert alloc.reserved(0).tolist() == [1, 1]
     # one level up: rack 0 holds 5 + 1 through a rack uplink of 1, rack 1 the sixth VM
-    t = Topology(fanout=(2, 2), vm_slots=5, nic_bytes_per_s=10, oversubscription=(1.0,))
+    t = TreeTopology(fanout=(2, 2), vm_slots=5, nic_bytes_per_s=10, oversubscription=(1.0,))
     dc = Datacenter.with_residual(t, np.array([5, 0, 1, 0]), [np.array([1, 0, 1, 0]), np.array([1, 1])])
     alloc = dc.find(VirtualCluster(vms=6, bandwidth=1))
     assert alloc is not None and alloc.machines == {0: 5, 2: 1}
@@ -110,7 +110,7 @@ def test_release_restores_state(state, rnd):
 
 
 def test_lowest_level_first_and_no_uplink_when_inside_one_machine():
-    t = Topology(fanout=(4, 2), vm_slots=4, nic_bytes_per_s=1000, oversubscription=(10.0,))
+    t = TreeTopology(fanout=(4, 2), vm_slots=4, nic_bytes_per_s=1000, oversubscription=(10.0,))
     dc = Datacenter(t)
     alloc = dc.find(VirtualCluster(vms=3, bandwidth=500))
     assert alloc.host_level == 0 and alloc.machines == {0: 3}
@@ -119,11 +119,11 @@ def test_lowest_level_first_and_no_uplink_when_inside_one_machine():
 
 
 def test_topology_capacities_and_errors():
-    t = Topology(fanout=(40, 10, 40), vm_slots=4, nic_bytes_per_s=125_000_000, oversubscription=(10.0, 1.0))
+    t = TreeTopology(fanout=(40, 10, 40), vm_slots=4, nic_bytes_per_s=125_000_000, oversubscription=(10.0, 1.0))
     assert (t.machines, t.vms, t.nodes(1), t.nodes(2)) == (16_000, 64_000, 400, 40)
     assert t.link_capacity(1) == 500_000_000 and t.link_capacity(2) == 5_000_000_000
     assert [t.level_name(l) for l in range(3)] == ["machine", "rack", "pod"]
     with pytest.raises(InputError, match="oversubscription"):
-        Topology(fanout=(4, 2), vm_slots=2, nic_bytes_per_s=10, oversubscription=())
+        TreeTopology(fanout=(4, 2), vm_slots=2, nic_bytes_per_s=10, oversubscription=())
     with pytest.raises(InputError, match="N >= 1"):
         VirtualCluster(vms=0, bandwidth=10)
