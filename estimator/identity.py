@@ -11,6 +11,9 @@ differ in names only by dates, timestamps and ids. The key is configurable:
 * ``pattern``: a regular expression; the key is its first group (or whole match) in the name. A name
   it does not match falls back to the stripped name;
 * ``column``: the value of a column of the imported table (CSV/JSON), stripped like a name.
+
+A run whose application carries Corral's ``corral-key:`` tag is keyed by it whatever the mode
+(:func:`tagged_key`): the pipeline and ``job_settings`` tag every planned job with its key.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from corral_yarn.cluster.tags import key_tag
 from corral_yarn.errors import InputError
 
 KeyMode = Literal["name", "input_path", "pattern", "column"]
@@ -37,6 +41,14 @@ _SEPARATORS = re.compile(r"([-_./:=])[-_./:=]+")
 _UNSAFE = re.compile(r"[\s,;]+")
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://[^/]*", re.IGNORECASE)  # hdfs://namenode:8020
 _PARTITION = re.compile(r"(?<=/)([^/=]+)=([^/]*\d[^/]*)(?=/|$)")  # ds=2026-11-21, hr=05, batch=17 (not country=US)
+
+
+def tagged_key(tags: str | list[str] | None, derived: str) -> str:
+    """A run's recurring key: the one its application's ``corral-key:`` tag carries when Corral (or a
+    task given Corral's settings) submitted it, so no name is parsed; YARN lower-cases tags, so the key
+    derived from the name stands when it is the same but for case. ``derived`` for untagged runs."""
+    tagged = key_tag(tags) if tags else None
+    return derived if tagged is None or tagged == derived.lower() else tagged
 
 
 def safe_key(text: str) -> str:

@@ -7,13 +7,12 @@ priority p_j and queue to YARN (thesis §4.1). Guide: docs/pipeline.md ("Adding 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from corral_yarn.cluster.tags import MAX_TAG_CHARS, MAX_TAGS, check_tag_value, plan_hints
+from corral_yarn.cluster.tags import plan_hints
 from corral_yarn.contracts import Plan
 from corral_yarn.errors import InputError
 _FORBIDDEN_QUEUE = set(", \t\n")
-KEY_PREFIX = "corral-key:"  # the recurring key (JobSpec.recurring_key), so history need not parse it out of the app name
 
 
 @dataclass(frozen=True)
@@ -49,14 +48,7 @@ class JobSettings:
 def job_settings(plan: Plan, job: str, queue: str | None = None, recurring_key: str | None = None) -> JobSettings:
     """Job j's settings from a plan: R_j and identity as tags, the recurring key as a tag, p_j and the queue."""
     hints, priority = plan_hints(plan, job)
-    tags = hints.encode()
-    if recurring_key is not None:
-        check_tag_value("recurring key", recurring_key)
-        if len(KEY_PREFIX + recurring_key) > MAX_TAG_CHARS:
-            raise InputError(f"recurring key {recurring_key!r} is too long for a {MAX_TAG_CHARS}-character YARN tag")
-        tags.append((KEY_PREFIX + recurring_key).lower())
-        if len(tags) > MAX_TAGS:
-            raise InputError(f"job {job!r} with its recurring key needs {len(tags)} tags, more than YARN's default {MAX_TAGS}")
+    tags = replace(hints, key=recurring_key).encode()  # corral-key: history reads the key, not the app name
     if queue is not None and (not queue or _FORBIDDEN_QUEUE & set(queue)):
         raise InputError(f"queue {queue!r} is not a YARN queue name")
     return JobSettings(tuple(tags), priority, queue)

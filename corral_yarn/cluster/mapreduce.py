@@ -142,6 +142,8 @@ class MapReduceSubmitter:
         if self.hdfs.status(self._path(output), strict=False) is not None:
             raise InputError(f"output directory {output} already exists")
         splits = self.splits(job.inputs)
+        # the tags in job.xml too, as YARNRunner keeps them: JobHistory then knows the run's plan, job and recurring key
+        job = job.model_copy(update={"properties": {**job.properties, "mapreduce.job.tags": ",".join(tags.encode())}})
         am_mb = job.am_memory_mb or int(self.conf.get("yarn.app.mapreduce.am.resource.mb", "1536"))
         submission = Submission(name=job.name, tags=tags, priority=priority, queue=queue, memory_mb=am_mb,
                                 application_type="MAPREDUCE", reservation_id=reservation_id)

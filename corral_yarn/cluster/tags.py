@@ -1,8 +1,9 @@
 """The Corral hints on a YARN application: its plan, its job and its rack set R_j as application tags.
 
 The encoding is the contract with the scheduler in java_patch (docs/rack-tags.md, ``RackSetTags``):
-``corral-plan:<plan_id>``, ``corral-job:<job name>`` and ``corral-racks-<k>:<rack>;<rack>;...`` for
-k = 0, 1, ..., each tag at most 100 characters. Within a tag, a rack with the same parent as the one
+``corral-plan:<plan_id>``, ``corral-job:<job name>``, optionally ``corral-key:<recurring key>`` (so
+history knows which recurring job a run was without reading its name), and
+``corral-racks-<k>:<rack>;<rack>;...`` for k = 0, 1, ..., each tag at most 100 characters. Within a tag, a rack with the same parent as the one
 before it is written as its last path component alone (``/dc1/rack-07;rack-08``). YARN lower-cases
 tags, so decoding is case-insensitive and rack names are compared lower-cased.
 """
@@ -22,6 +23,7 @@ MAX_TAG_CHARS = 100  # yarn.resourcemanager.application.max-tag.length's default
 MAX_TAGS = 10  # yarn.resourcemanager.application.max-tags' default
 PLAN_PREFIX = "corral-plan:"
 JOB_PREFIX = "corral-job:"
+KEY_PREFIX = "corral-key:"
 RACKS_PREFIX = "corral-racks-"
 RACKS_TAG = re.compile(r"corral-racks-(\d{1,3}):(.*)")
 RACK_SEPARATOR = ";"
@@ -36,20 +38,24 @@ class MalformedRackSetError(InputError):
 
 @dataclass(frozen=True)
 class CorralTags:
-    """What the tags of one application say: plan id, job name and rack set R_j (lower-cased)."""
+    """What the tags of one application say: plan id, job name, rack set R_j and, when given, the
+    recurring key (all lower-cased, as YARN stores tags)."""
 
     plan_id: str
     job: str
     racks: tuple[str, ...]
+    key: str | None = None
 
     def encode(self) -> list[str]:
         """The application tags, in order: plan, job, then the rack set split into <= 100-char tags."""
-        for what, value in (("plan id", self.plan_id), ("job name", self.job)):
-            check_tag_value(what, value)
+        for what, value in (("plan id", self.plan_id), ("job name", self.job), ("recurring key", self.key)):
+            if value is not None:
+                check_tag_value(what, value)
         racks = sorted({r.lower() for r in self.racks})
         if bad := [r for r in racks if not RACK_PATH.fullmatch(r)]:
             raise InputError(f"rack {bad[0]!r} cannot go into a rack-set tag: it must be a topology path like /rack-a")
-        tags = [PLAN_PREFIX + self.plan_id, JOB_PREFIX + self.job, *_rack_tags(racks)]
+        key = [KEY_PREFIX + self.key] if self.key is not None else []
+        tags = [PLAN_PREFIX + self.plan_id, JOB_PREFIX + self.job, *key, *_rack_tags(racks)]
         if too_long := [t for t in tags if len(t) > MAX_TAG_CHARS]:
             raise InputError(f"tag {too_long[0]!r} is longer than YARN's {MAX_TAG_CHARS} characters")
         if len(tags) > MAX_TAGS:
@@ -72,7 +78,7 @@ class CorralTags:
         except MalformedRackSetError as exc:
             log.warning("plan %s job %s: %s; the scheduler confines it to no rack set", plan, job, exc)
             racks = ()
-        return cls(plan_id=plan, job=job, racks=racks)
+        return cls(plan_id=plan, job=job, racks=racks, key=key_tag(items))
 
     def matches(self, other: CorralTags) -> bool:
         """Same plan and job, compared as YARN stores them (lower-cased)."""
@@ -105,6 +111,12 @@ def _sibling(previous: str, rack: str) -> str:
     """The rack as its last path component when it has the previous rack's parent, else in full."""
     parent, _, name = rack.rpartition("/")
     return name if name and previous.rpartition("/")[0] == parent else rack
+
+
+def key_tag(tags: list[str] | str) -> str | None:
+    """The recurring key an application's tags carry (``corral-key:``, lower-cased by YARN), or None."""
+    items = [t.strip().lower() for t in (tags.split(",") if isinstance(tags, str) else tags)]
+    return next((t.removeprefix(KEY_PREFIX) for t in items if t.startswith(KEY_PREFIX)), None)
 
 
 def parse_rack_set(tags: Iterable[str]) -> tuple[str, ...]:

@@ -57,7 +57,7 @@ class PlannedRun(BaseModel):
 
     @property
     def tags(self) -> CorralTags:
-        return CorralTags(self.plan_id, self.name, tuple(self.racks))
+        return CorralTags(self.plan_id, self.name, tuple(self.racks), key=self.job.key)
 
     @property
     def app_name(self) -> str:

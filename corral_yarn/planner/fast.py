@@ -13,6 +13,7 @@ Only the winner is prioritized with rack identities, by the reference's own code
 
 from __future__ import annotations
 
+import logging
 import math
 from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
@@ -28,6 +29,9 @@ from corral_yarn.planner import reference
 from corral_yarn.planner.reference import prioritize
 from corral_yarn.planner.schedule import Key, Order, Scenario, Schedule, SlotDemand, effective_arrival, key_parts, sort_key
 
+log = logging.getLogger(__name__)
+
+SLOW_REFERENCE_CELLS = 20_000  # J x R above which the slots-mode reference takes minutes
 FULL_WIDTH_JOBS = 64  # at most this many later full-width jobs in an online give-up test
 
 
@@ -307,6 +311,9 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
     ``checkpoint_every`` and ``steps_per_chunk`` tune speed and memory only (tests make them small)."""
     _check(latency, arrival)
     if slots is not None:
+        if latency.size > SLOW_REFERENCE_CELLS:
+            log.warning("slot-aware sharing has no fast planner yet: %d jobs x %d racks go through the O(J^2 R^2) "
+                        "reference planner, which may take long (docs/planner.md)", *latency.shape)
         return reference.plan(scenario, latency, arrival, order, slots)
     n_jobs = latency.shape[0]
     every = checkpoint_every or CHECKPOINT_EVERY[scenario]

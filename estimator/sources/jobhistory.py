@@ -15,13 +15,14 @@ from tqdm import tqdm
 
 from corral_yarn.cluster.errors import ClusterError
 from corral_yarn.cluster.history import JobHistory
-from estimator.identity import RecurringKey
+from estimator.identity import RecurringKey, tagged_key
 from estimator.records import SUCCEEDED, IngestReport, JobRun, TaskSample
 from estimator.sources.rest import from_ms
 
 log = logging.getLogger(__name__)
 
 INPUT_DIR = "mapreduce.input.fileinputformat.inputdir"
+JOB_TAGS = "mapreduce.job.tags"  # the application tags, as YARNRunner and the pipeline write them into job.xml
 
 
 class MissingCounter(Exception):
@@ -81,7 +82,7 @@ class JobHistorySource:
         input_path = conf.get(INPUT_DIR)
         return JobRun(
             run_id=f"jobhistory:{job_id}",
-            recurring_key=self.key.key(name, input_path, conf.get(self.key.column or "")),  # --key COLUMN: a job conf property
+            recurring_key=tagged_key(conf.get(JOB_TAGS), self.key.key(name, input_path, conf.get(self.key.column or ""))),  # --key COLUMN: a job conf property
             name=name,
             source=f"jobhistory:{self.history.rest.base_url}",
             submit_time=from_ms(job.get("submitTime")) or from_ms(job.get("startTime")),

@@ -9,7 +9,7 @@ jobs (it lists them as recurring jobs without sized runs), since the planner nee
 from __future__ import annotations
 
 from corral_yarn.cluster.rest import RestClient, items
-from estimator.identity import RecurringKey
+from estimator.identity import RecurringKey, tagged_key
 from estimator.records import IngestReport, JobRun
 from estimator.sources.rest import from_ms
 
@@ -37,7 +37,7 @@ class ResourceManagerSource:
             runs.append(
                 JobRun(
                     run_id=f"rm:{app['id']}",
-                    recurring_key=self.key.key(name, None, str(app.get(self.key.column or "") or "") or None),  # --key COLUMN: an app field
+                    recurring_key=tagged_key(app.get("applicationTags"), self.key.key(name, None, str(app.get(self.key.column or "") or "") or None)),  # --key COLUMN: an app field
                     name=name,
                     source=f"rm:{self.rest.base_url}",
                     submit_time=submit,

@@ -78,6 +78,7 @@ def history(minicluster: dict[str, Any], tmp_path_factory: pytest.TempPathFactor
     store.append(JobHistorySource(url, RecurringKey()).read(again, skip_ids=store.run_ids()), again)
     runs = {r.run_id: r for r in store.runs()}
     return {"cluster": cluster, "topology": topo, "rack": rack, "tag": tag, "job_ids": job_ids, "report": report, "again": again,
+            "jar": desc["examples_jar"], "url": url,
             "runs": [runs[f"jobhistory:{j}"] for j in job_ids]}
 
 
@@ -170,3 +171,20 @@ def test_profiling_run_on_a_sample_predicts_the_full_job(history: dict[str, Any]
     }
     print("ESTIMATOR_INTEGRATION profile " + json.dumps(figures))
     assert figures["mrcute_error"] < 0.75  # measured 42-47 % (docs/estimator.md)
+
+
+def test_a_run_tagged_with_its_recurring_key_is_keyed_by_the_tag_not_its_name(history: dict[str, Any], tmp_path: Path) -> None:
+    """The pipeline tags each job with corral-key: and writes the tags into job.xml; JobHistory keeps them,
+    so ingestion keys the run by the tag even when its name says something else."""
+    cluster, rack = history["cluster"], history["rack"]
+    base = f"/it/{history['tag']}/keyed"
+    (tmp_path / "in.txt").write_bytes(words_text(99, BLOCK))
+    cluster.uploader(history["topology"]).upload(tmp_path / "in.txt", f"{base}/in/data.txt", [rack], block_bytes=BLOCK)
+    job = MapReduceJob(name="adhoc-looking-name-7", jar=history["jar"], program="wordcount", inputs=[f"{base}/in"],
+                       output=f"{base}/out", reduces=1)
+    app = cluster.mapreduce().submit(job, CorralTags(history["tag"], "keyed", (rack,), key="Est-Keyed"), priority=1)
+    assert cluster.rm.wait(app.app_id, timeout_s=900).succeeded
+    job_id = job_id_of(app.app_id)
+    cluster.history.wait_for_job(job_id)
+    run = JobHistorySource(history["url"], RecurringKey()).run(job_id)
+    assert run.recurring_key == "est-keyed"  # the tag (lower-cased by YARN), not the name's "adhoc-looking-name"

@@ -185,7 +185,7 @@ def test_spark_conf_carries_rj_priority_queue_and_recurring_key() -> None:
     conf = job_settings(_plan(), "daily-report", queue="etl", recurring_key="Daily-Report").spark_conf()
     assert conf["spark.yarn.priority"] == "7" and conf["spark.yarn.queue"] == "etl"
     tags = conf["spark.yarn.tags"].split(",")
-    assert CorralTags.decode(tags) == CorralTags("p42", "daily-report", ("/dc1/rack-a", "/dc1/rack-b"))
+    assert CorralTags.decode(tags) == CorralTags("p42", "daily-report", ("/dc1/rack-a", "/dc1/rack-b"), key="daily-report")
     assert "corral-key:daily-report" in tags
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corral_yarn.cluster.tags import MAX_TAG_CHARS, CorralTags, MalformedRackSetError, parse_rack_set
+from corral_yarn.cluster.tags import MAX_TAG_CHARS, CorralTags, MalformedRackSetError, key_tag, parse_rack_set
 from corral_yarn.errors import InputError
 
 rack = st.from_regex(r"(/(dc[0-2]|row-[0-2])){0,2}/[a-z0-9][a-z0-9._\-]{0,30}", fullmatch=True)
@@ -94,3 +94,12 @@ def test_shared_vectors_malformed_tags_are_rejected_and_confine_nothing(case: di
 @pytest.mark.parametrize("case", VECTORS["encode"], ids=lambda c: str(len(c["racks"])))
 def test_shared_vectors_encode_as_the_scheduler_does(case: dict) -> None:
     assert CorralTags("p", "j", tuple(case["racks"])).encode()[2:] == case["tags"]
+
+
+def test_the_recurring_key_rides_in_its_own_tag_and_comes_back_lower_cased() -> None:
+    tags = CorralTags("p", "j", ("/rack-a",), key="Daily-Clicks").encode()
+    assert tags[2] == "corral-key:daily-clicks"
+    assert CorralTags.decode(tags) == CorralTags("p", "j", ("/rack-a",), key="daily-clicks")
+    assert key_tag(",".join(tags)) == "daily-clicks" and key_tag(["corral-job:j"]) is None
+    with pytest.raises(InputError, match="recurring key 'a;b'"):
+        CorralTags("p", "j", (), key="a;b").encode()

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corral_yarn.errors import InputError
-from estimator.identity import RecurringKey, strip_volatile
+from estimator.identity import RecurringKey, strip_volatile, tagged_key
 
 
 @pytest.mark.parametrize(
@@ -72,3 +72,10 @@ def test_key_option_names_a_mode_or_a_column():
     column = RecurringKey.from_option("pipeline")
     assert (column.mode, column.column) == ("column", "pipeline")
     assert column.key("q-1", None, "etl-2026-01-05") == "etl" and column.key("daily-2026-01-05") == "daily"
+
+
+def test_a_corral_key_tag_names_the_recurring_job_whatever_the_name_says() -> None:
+    assert tagged_key("corral-plan:p,corral-key:daily-clicks,corral-job:j", "report-7") == "daily-clicks"
+    assert tagged_key(["corral-key:daily-clicks"], "Daily-Clicks") == "Daily-Clicks"  # YARN lower-cased the tag
+    assert tagged_key("", "report") == "report" and tagged_key(None, "report") == "report"
+    assert tagged_key("other,tags", "report") == "report"
