@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 from corral_yarn.errors import InputError
 from corral_yarn.nomora.latency import LatencyMatrix
 from corral_yarn.nomora.perf import PUBLISHED, arc_cost
-from corral_yarn.nomora.policy import Application, CostModel, Machine, place_roots, schedule_round
+from corral_yarn.nomora.policy import Application, CostModel, Machine, RunningTask, place_roots, schedule_round
 
 MEMCACHED = PUBLISHED["memcached"]
 
@@ -19,8 +19,10 @@ def matrix(names, latency_of):
 
 
 def brute_force(apps, machines, roots, latency, model):
-    """Optimum over every task -> machine-or-unscheduled assignment under the paper's cost model."""
+    """Optimum over every task -> machine-or-unscheduled assignment under the paper's cost model
+    (running tasks too when the model preempts: kept at d − β·ran, moved at d, preempted at γ)."""
     free = {m.name: m.free - sum(1 for a in apps if a.root_machine is None and roots.get(a.name) == m.name)
+            + (sum(1 for a in apps for t in a.running if t.machine == m.name) if model.preempt else 0)
             for m in machines}
     options = []
     for app in apps:
@@ -28,11 +30,14 @@ def brute_force(apps, machines, roots, latency, model):
             continue
         cost = {m.name: arc_cost(app.perf(latency.latency(roots[app.name], m.name))) for m in machines}
         worst = {m.rack: max(cost[n.name] for n in machines if n.rack == m.rack) for m in machines}
-        for wait in app.wait_s:
+        tasks = [(wait, None) for wait in app.wait_s] + [(0, t) for t in (app.running if model.preempt else ())]
+        for wait, running in tasks:
             choices = [(None, model.unscheduled(wait))]
             for m in machines:
                 routes = [cost[m.name]] if cost[m.name] <= model.p_machine else []
                 routes += [worst[m.rack]] if worst[m.rack] <= model.p_rack else []
+                if running is not None and running.machine == m.name:
+                    routes.append(max(0, cost[m.name] - round(model.beta * running.ran_s)))
                 if routes:
                     choices.append((m.name, min(routes)))
             options.append(choices)
@@ -50,18 +55,23 @@ def brute_force(apps, machines, roots, latency, model):
 
 @st.composite
 def instances(draw):
-    count = draw(st.integers(1, 4))
-    machines = [Machine(f"m{i}", f"r{draw(st.integers(0, 1))}", slots := draw(st.integers(1, 2)),
-                        draw(st.integers(0, slots))) for i in range(count)]
-    names = [m.name for m in machines]
+    names = [f"m{i}" for i in range(draw(st.integers(1, 4)))]
     pairs = {frozenset(p): draw(st.integers(0, 400)) for p in itertools.combinations(names, 2)}
     latency = matrix(names, lambda a, b: pairs[frozenset((a, b))])
     apps = []
     for i in range(draw(st.integers(1, 2))):
         root = draw(st.none() | st.sampled_from(names))
         waits = tuple(draw(st.lists(st.integers(0, 50), max_size=3)))
-        apps.append(Application(f"app{i}", PUBLISHED[draw(st.sampled_from(sorted(PUBLISHED)))], waits, root))
-    model = CostModel(*draw(st.sampled_from([(105, 110), (150, 200), (300, 400)])), omega=draw(st.sampled_from([0, 1, 7])))
+        running = () if root is None else tuple(
+            RunningTask(draw(st.sampled_from(names)), draw(st.integers(0, 100))) for _ in range(draw(st.integers(0, 2))))
+        apps.append(Application(f"app{i}", PUBLISHED[draw(st.sampled_from(sorted(PUBLISHED)))], waits, root, running))
+    held = {n: sum(1 for a in apps for t in a.running if t.machine == n) for n in names}
+    machines = []
+    for n in names:
+        slots = max(held[n], draw(st.integers(1, 2)))
+        machines.append(Machine(n, f"r{draw(st.integers(0, 1))}", slots, draw(st.integers(held[n], slots))))
+    model = CostModel(*draw(st.sampled_from([(105, 110), (150, 200), (300, 400)])), omega=draw(st.sampled_from([0, 1, 7])),
+                      preempt=draw(st.booleans()), beta=draw(st.sampled_from([0, 0.5, 3])))
     return apps, machines, latency, model
 
 
@@ -73,9 +83,15 @@ def test_min_cost_flow_matches_brute_force_optimum(instance):
     assert result.cost == brute_force(apps, machines, result.roots, latency, model)
     # The placements follow the flow: capacities respected and every pending task accounted for.
     placed = [machine for machine in result.placements.values() if machine is not None]
+    if model.preempt:
+        placed += [after for _, after in result.moves.values() if after is not None]
+        assert set(result.moves) == {(a.name, k) for a in apps for k in range(len(a.running))}
+    else:
+        assert result.moves == {}
     _, after_roots = place_roots(apps, machines)
     for m in after_roots:
-        assert placed.count(m.name) <= m.free
+        released = sum(1 for a in apps for t in a.running if t.machine == m.name) if model.preempt else 0
+        assert placed.count(m.name) <= m.free + released
     assert set(result.placements) == {(a.name, j) for a in apps for j in range(len(a.wait_s))}
 
 
@@ -161,3 +177,35 @@ def test_bad_input_names_the_field(machines, app, field):
     with pytest.raises(InputError) as error:
         schedule_round([app], machines, latency)
     assert error.value.field == field
+
+
+def stranded():
+    """A Memcached task left running on the far rack while a near machine has come free."""
+    machines, latency = two_racks()
+    machines = [Machine(m.name, m.rack, m.slots, running=1 if m.name in ("root", "far0") else 0) for m in machines]
+    return machines, latency, Application("kv", MEMCACHED, wait_s=(), root_machine="root",
+                                          running=(RunningTask("far0", ran_s=600),))
+
+
+def test_preemption_with_beta_zero_migrates_to_the_low_latency_rack():
+    machines, latency, app = stranded()
+    result = schedule_round([app], machines, latency, CostModel(preempt=True, beta=0))
+    assert result.moves[("kv", 0)][0] == "far0" and result.moves[("kv", 0)][1].startswith("near")
+    assert result.migrated == 1 and result.cost == 100
+
+
+def test_executed_time_discount_keeps_a_long_running_task_in_place():
+    machines, latency, app = stranded()
+    far_cost = arc_cost(MEMCACHED(300.0))
+    assert far_cost > 100
+    result = schedule_round([app], machines, latency, CostModel(preempt=True, beta=1))
+    assert result.moves == {("kv", 0): ("far0", "far0")} and result.migrated == 0 and result.cost == 0
+    assert schedule_round([app], machines, latency, CostModel(preempt=False)).moves == {}
+
+
+def test_running_tasks_must_match_the_machines_running_count():
+    machines, latency, app = stranded()
+    idle = [Machine(m.name, m.rack, m.slots) for m in machines]
+    with pytest.raises(InputError) as error:
+        schedule_round([app], idle, latency)
+    assert error.value.field == "machines[4].running"
