@@ -11,7 +11,7 @@ import csv
 import io
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -25,10 +25,12 @@ class LatencyMatrix:
 
     names: tuple[str, ...]
     latency_us: np.ndarray
+    _positions: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         _check_names(self.names)
         _check_values(self.latency_us, len(self.names))
+        object.__setattr__(self, "_positions", {name: index for index, name in enumerate(self.names)})
 
     def latency(self, source: str, target: str) -> float:
         """Latency in µs from host ``source`` to host ``target``."""
@@ -37,8 +39,8 @@ class LatencyMatrix:
     def index(self, name: str) -> int:
         """Row/column of host ``name``; InputError when the matrix does not hold it."""
         try:
-            return self.names.index(name)
-        except ValueError:
+            return self._positions[name]
+        except KeyError:
             raise InputError(f"host {name!r} is not in the latency matrix", field="names") from None
 
 
@@ -157,9 +159,9 @@ def host_name(pod: int, rack: int, host: int) -> str:
 def generate(pods: int, racks_per_pod: int, hosts_per_rack: int, seed: int,
              shapes: dict[str, LatencyShape] = SHAPES) -> LatencyMatrix:
     """A symmetric host-pair matrix in a fat tree; each pair drawn from its class's shape (seeded)."""
-    for field, value in (("pods", pods), ("racks_per_pod", racks_per_pod), ("hosts_per_rack", hosts_per_rack)):
+    for option, value in (("pods", pods), ("racks_per_pod", racks_per_pod), ("hosts_per_rack", hosts_per_rack)):
         if value < 1:
-            raise InputError(f"must be >= 1, got {value}", field=field)
+            raise InputError(f"must be >= 1, got {value}", field=option)
     rack = np.repeat(np.arange(pods * racks_per_pod), hosts_per_rack)
     pod = rack // racks_per_pod
     same_rack = rack[:, None] == rack[None, :]
