@@ -75,7 +75,7 @@ def test_tagged_spark_job_runs_am_and_executors_inside_rj(minicluster: dict[str,
     print(json.dumps({"spark_tagged": ran["app_id"], **locality.to_json()}))
     app = cluster.rm.application(ran["app_id"])
     assert app.succeeded and ran["lines"] == LINES
-    assert app.corral == CorralTags("spark-it", "spark-count", (RACK,))
+    assert app.corral == CorralTags("spark-it", "spark-count", (RACK,), key="spark-count")
     assert len(ran["executor_hosts"]) == EXECUTORS and len(am_hosts) >= 1
     assert locality.containers_in_racks == locality.containers == EXECUTORS + len(am_hosts)
     assert locality.blocks > 1 and locality.blocks_with_replica_in_racks == locality.blocks
