@@ -68,7 +68,7 @@ class CorralTags:
         """The Corral hints among an application's tags (a list, or YARN's comma-joined string); None if absent.
         ``racks`` is the rack set the scheduler confines the application to: empty when its rack-set
         tags are malformed (logged), as RackSetTags reads them."""
-        items = [t.strip().lower() for t in (tags.split(",") if isinstance(tags, str) else tags) if t.strip()]
+        items = _tag_items(tags)
         plan = next((t.removeprefix(PLAN_PREFIX) for t in items if t.startswith(PLAN_PREFIX)), None)
         job = next((t.removeprefix(JOB_PREFIX) for t in items if t.startswith(JOB_PREFIX)), None)
         if plan is None or job is None:
@@ -115,8 +115,12 @@ def _sibling(previous: str, rack: str) -> str:
 
 def key_tag(tags: list[str] | str) -> str | None:
     """The recurring key an application's tags carry (``corral-key:``, lower-cased by YARN), or None."""
-    items = [t.strip().lower() for t in (tags.split(",") if isinstance(tags, str) else tags)]
-    return next((t.removeprefix(KEY_PREFIX) for t in items if t.startswith(KEY_PREFIX)), None)
+    return next((t.removeprefix(KEY_PREFIX) for t in _tag_items(tags) if t.startswith(KEY_PREFIX)), None)
+
+
+def _tag_items(tags: list[str] | str) -> list[str]:
+    """An application's tags as YARN stores them (lower-cased), from a list or YARN's comma-joined string."""
+    return [t.strip().lower() for t in (tags.split(",") if isinstance(tags, str) else tags) if t.strip()]
 
 
 def parse_rack_set(tags: Iterable[str]) -> tuple[str, ...]:
