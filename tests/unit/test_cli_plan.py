@@ -185,6 +185,10 @@ def test_plan_with_slot_sharing_records_the_mode_and_shares_racks(inputs: Path, 
     shared = io.load_plan(inputs / "plan-batch.json")
     assert shared.options.sharing == "slots" and shared.lower_bound_s is None
     assert "slot sharing" in capsys.readouterr().out
+    report = inputs / "report-slots"  # the slots plan feeds corral report as any plan does
+    assert main(["report", str(inputs / "plan-batch.json"), "--out", str(report), "--cluster", str(inputs / "cluster.json"),
+                 "--jobs", str(inputs / "jobs.json")]) == 0
+    assert (report / "index.html").is_file() and (report / "schedule.png").is_file()
     assert main(plan_args(inputs, "batch")) == 0
     whole = io.load_plan(inputs / "plan-batch.json")
     assert whole.options.sharing == "whole-rack" and whole.plan_id != shared.plan_id
