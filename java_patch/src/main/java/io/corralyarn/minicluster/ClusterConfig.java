@@ -171,6 +171,9 @@ final class ClusterConfig {
     c.set("dfs.datanode.address", host + ":" + freePort(host));
     c.set("dfs.datanode.http.address", host + ":" + freePort(host));
     c.set("dfs.datanode.ipc.address", host + ":" + freePort(host));
+    // the DataNode's internal web proxy binds localhost; left at port 0 the kernel may hand it a
+    // port already given to a master daemon that has not bound it yet (a failed CI start-up)
+    c.set("dfs.datanode.http.internal-proxy.port", String.valueOf(freePort("localhost")));
     c.set("dfs.datanode.hostname", host);
     c.set("dfs.datanode.data.dir", dir(baseDir, "hdfs", "data", host));
     c.set("hadoop.rpc.socket.factory.class.default", BoundSocketFactory.class.getName());
