@@ -7,6 +7,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ContainerId;
@@ -17,6 +19,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceLimits;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.QueueEntitlement;
 import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppImpl;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ContainerUpdates;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
@@ -51,7 +54,11 @@ import org.slf4j.LoggerFactory;
  * {@value #FALLBACK_FRACTION_KEY}) or less of the machines ever seen there, or no live node of
  * R_j could hold the AM container, the restriction is lifted for that application (logged and
  * counted in {@link CorralSchedulerMetrics}) and restored once enough NodeManagers are back.
- * A malformed tag is logged and the application is scheduled as by the CapacityScheduler.
+ * A malformed tag is logged and the application is scheduled as by the CapacityScheduler. With
+ * a grant secret ({@value RackSetGrant#SECRET_KEY} or {@value RackSetGrant#SECRET_FILE_KEY}), a
+ * rack set or a priority above the queue's default is honoured only under a valid planner grant
+ * ({@link RackSetGrant}); otherwise the application is scheduled as an ordinary one at the
+ * queue's default priority (logged, metric {@code UngrantedTags}).
  *
  * <p>Configure with
  * {@code yarn.resourcemanager.scheduler.class=io.corralyarn.yarn.CorralCapacityScheduler}.
@@ -72,6 +79,7 @@ public class CorralCapacityScheduler extends CapacityScheduler {
   private final RackCensus census = new RackCensus();
   private volatile double fallbackFraction = FALLBACK_FRACTION_DEFAULT;
   private volatile CorralSchedulerMetrics metrics;
+  private volatile RackSetGrant grant;  // null: unsigned mode
 
   @Override
   public void serviceInit(Configuration conf) throws Exception {
@@ -81,6 +89,9 @@ public class CorralCapacityScheduler extends CapacityScheduler {
           + fraction);
     }
     fallbackFraction = fraction;
+    grant = RackSetGrant.fromConfiguration(conf);
+    LOG.info("Corral tags: {}", grant == null ? "unsigned mode, every rack-set and priority tag is"
+        + " trusted (no " + RackSetGrant.SECRET_KEY + ")" : "honoured only with a valid planner grant");
     metrics = CorralSchedulerMetrics.register();
     super.serviceInit(conf);
   }
@@ -116,8 +127,10 @@ public class CorralCapacityScheduler extends CapacityScheduler {
   public void handle(SchedulerEvent event) {
     switch (event.getType()) {
       case APP_ADDED:
-        super.handle(event);
-        readRackSet(((AppAddedSchedulerEvent) event).getApplicationId());
+        AppAddedSchedulerEvent added = (AppAddedSchedulerEvent) event;
+        TagVerdict verdict = readTags(added);
+        super.handle(verdict.priorityStands() ? added : withDefaultPriority(added));
+        confine(added.getApplicationId(), verdict);
         break;
       case APP_ATTEMPT_ADDED:
         super.handle(event);
@@ -161,22 +174,59 @@ public class CorralCapacityScheduler extends CapacityScheduler {
         blacklistRemovals, updateRequests);
   }
 
-  private void readRackSet(ApplicationId appId) {
-    RMApp app = rmContext.getRMApps().get(appId);
+  /** The verdict on the application's tags (a planner grant checked when a secret is set). */
+  private TagVerdict readTags(AppAddedSchedulerEvent event) {
+    RMApp app = rmContext.getRMApps().get(event.getApplicationId());
     if (app == null) {
-      return;
+      return new TagVerdict(Set.of(), true, TagVerdict.Problem.NONE, null);
     }
+    Priority priority = event.getApplicatonPriority();
+    RackSetGrant.Application identity = new RackSetGrant.Application(app.getName(),
+        event.getUser(), event.getQueue(), priority == null ? 0 : priority.getPriority());
+    return TagVerdict.of(app.getApplicationTags(), identity, defaultPriority(event).getPriority(),
+        app.getSubmitTime() / 1000, grant);
+  }
+
+  /** The priority an ordinary application of the event's queue gets. */
+  private Priority defaultPriority(AppAddedSchedulerEvent event) {
     try {
-      Set<String> racks = RackSetTags.parse(app.getApplicationTags());
-      if (!racks.isEmpty()) {
-        rackSets.put(appId, racks);
-        metrics.restrictedApplications.incr();
-        LOG.info("{}: confined to rack set {}", appId, racks);
-      }
-    } catch (RackSetTags.MalformedRackSetException e) {
-      metrics.malformedRackSetTags.incr();
-      LOG.warn("{}: malformed Corral rack-set tags {} ({}); scheduling it without a rack set",
-          appId, app.getApplicationTags(), e.getMessage());
+      return checkAndGetApplicationPriority(null, UserGroupInformation.createRemoteUser(
+          event.getUser()), event.getQueue(), event.getApplicationId());
+    } catch (YarnException | RuntimeException e) {
+      return Priority.newInstance(0);
+    }
+  }
+
+  /** The event with the queue's default priority instead of an ungranted one (RM's record too). */
+  private AppAddedSchedulerEvent withDefaultPriority(AppAddedSchedulerEvent event) {
+    RMApp app = rmContext.getRMApps().get(event.getApplicationId());
+    Priority priority = defaultPriority(event);
+    app.getApplicationSubmissionContext().setPriority(priority);
+    if (app instanceof RMAppImpl) {
+      ((RMAppImpl) app).setApplicationPriority(priority);
+    }
+    return new AppAddedSchedulerEvent(event.getUser(), app.getApplicationSubmissionContext(),
+        event.getIsAppRecovering(), priority, event.getPlacementContext());
+  }
+
+  private void confine(ApplicationId appId, TagVerdict verdict) {
+    switch (verdict.problem()) {
+      case MALFORMED:
+        metrics.malformedRackSetTags.incr();
+        LOG.warn("{}: malformed Corral tags ({}); scheduling it without a rack set", appId,
+            verdict.reason());
+        break;
+      case UNGRANTED:
+        metrics.ungrantedTags.incr();
+        LOG.warn("{}: Corral rack set or priority without a valid planner grant ({}); scheduling"
+            + " it as an ordinary application", appId, verdict.reason());
+        break;
+      default:
+    }
+    if (!verdict.racks().isEmpty()) {
+      rackSets.put(appId, verdict.racks());
+      metrics.restrictedApplications.incr();
+      LOG.info("{}: confined to rack set {}", appId, verdict.racks());
     }
   }
 

@@ -22,6 +22,10 @@ public class CorralSchedulerMetrics {
   @Metric("Applications whose rack-set tags were malformed and were scheduled by default")
   MutableCounterLong malformedRackSetTags;
 
+  @Metric("Applications whose rack set or priority came without a valid planner grant and were"
+      + " scheduled as ordinary ones")
+  MutableCounterLong ungrantedTags;
+
   @Metric("Applications currently confined to their rack set")
   MutableGaugeInt restrictedApplications;
 
@@ -41,6 +45,10 @@ public class CorralSchedulerMetrics {
 
   public long getMalformedRackSetTags() {
     return malformedRackSetTags.value();
+  }
+
+  public long getUngrantedTags() {
+    return ungrantedTags.value();
   }
 
   public int getRestrictedApplications() {
