@@ -12,7 +12,7 @@ from airflow.sdk import BaseHook
 
 from corral_yarn.cluster import Cluster
 from corral_yarn.contracts import Plan
-from corral_yarn.pipeline.connections import CONNECTIONS, RESOURCEMANAGER, connection_url, endpoints_from
+from corral_yarn.pipeline.connections import CONNECTIONS, RESOURCEMANAGER, connection_url, endpoints_from, grant_secret_from
 
 
 class CorralHook(BaseHook):
@@ -24,7 +24,8 @@ class CorralHook(BaseHook):
     hook_name = "Corral"
 
     def get_conn(self) -> Cluster:
-        return Cluster(endpoints_from({conn_id: self.get_connection(conn_id) for conn_id in CONNECTIONS}), progress=False)
+        connections = {conn_id: self.get_connection(conn_id) for conn_id in CONNECTIONS}
+        return Cluster(endpoints_from(connections), progress=False, grant_secret=grant_secret_from(connections))
 
     def rm_url(self) -> str:
         """The ResourceManager's web address (what the deferrable sensor's trigger polls)."""

@@ -9,11 +9,14 @@ import dataclasses
 import json
 import os
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from corral_yarn.cluster.apps import YarnApp
 from corral_yarn.cluster.connect import Cluster, Endpoints
+from corral_yarn.cluster.grants import period_from_now, read_secret
+from corral_yarn.cluster.rm import GRANT_HOURS
 from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.cluster.tags import CorralTags, plan_hints
 from corral_yarn.errors import InputError
@@ -54,6 +57,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--queue", default="default", help="YARN queue (default 'default')")
     p.add_argument("--wait", action="store_true", help="wait until the application ends; exit 2 unless it succeeded")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait with --wait (default 3600)")
+    p.add_argument("--grant-hours", type=float, default=GRANT_HOURS,
+                   help=f"with a grant secret: the planner grant is valid for this many hours from now (default {GRANT_HOURS:g})")
     p.set_defaults(func=_submit)
 
     p = subparsers.add_parser("status", help="state of a YARN application; --wait to wait for its end")
@@ -76,6 +81,8 @@ def add_cluster_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--webhdfs", help="NameNode web address, e.g. http://nn:9870")
     g.add_argument("--jobhistory", help="JobHistory server web address, e.g. http://jhs:19888")
     g.add_argument("--user", help="Hadoop user for requests (default: whom the ResourceManager takes us for)")
+    g.add_argument("--grant-secret-file", type=Path,
+                   help="file with the secret the RM checks planner grants with (default: the description's grant_secret_file; none: unsigned)")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -98,7 +105,8 @@ def cluster_from_args(args: argparse.Namespace) -> Cluster:
     threads = getattr(args, "threads", 4)
     if threads < 1:
         raise InputError(f"--threads must be at least 1, got {threads}")
-    return Cluster(endpoints, user=args.user, threads=threads, progress=not args.no_progress)
+    secret = read_secret(args.grant_secret_file) if args.grant_secret_file else None
+    return Cluster(endpoints, user=args.user, threads=threads, progress=not args.no_progress, grant_secret=secret)
 
 
 def _hints(args: argparse.Namespace) -> tuple[CorralTags, int]:
@@ -146,12 +154,15 @@ def _submit(args: argparse.Namespace) -> int:
     tags, planned_priority = _hints(args)
     priority = planned_priority if args.priority is None else args.priority
     cluster = cluster_from_args(args)
+    if args.grant_hours <= 0:
+        raise InputError(f"--grant-hours must be positive, got {args.grant_hours:g}")
+    period = period_from_now(datetime.now(UTC), args.grant_hours)
     if args.mapreduce:
-        report = cluster.mapreduce().submit(load(MapReduceJob, args.mapreduce), tags, priority, args.queue)
+        report = cluster.mapreduce().submit(load(MapReduceJob, args.mapreduce), tags, priority, args.queue, grant_period=period)
     else:
         default_fs = cluster.rm.configuration().get("fs.defaultFS", ("", ""))[0]
         submission = load(YarnApp, args.yarn_app).submission(cluster.hdfs, default_fs, tags, priority, args.queue)
-        report = cluster.rm.submit(submission)
+        report = cluster.rm.submit(dataclasses.replace(submission, grant_period=period))
     if args.wait:
         report = cluster.rm.wait(report.app_id, timeout_s=args.timeout)
     _print(dataclasses.asdict(report))

@@ -1,7 +1,8 @@
 """Where the Hadoop services are, and one object holding a client for each of them.
 
 Addresses come from flags or from a cluster description JSON (the embedded cluster writes one:
-keys ``webhdfs``, ``resourcemanager``, ``jobhistory``; see docs/minicluster.md).
+keys ``webhdfs``, ``resourcemanager``, ``jobhistory``; see docs/minicluster.md), and optionally
+``grant_secret_file``, the secret the submitter signs planner grants with (docs/deploy.md).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from corral_yarn.cluster.grants import read_secret
 from corral_yarn.cluster.history import JobHistory
 from corral_yarn.cluster.mapreduce import ClientConfiguration, MapReduceSubmitter
 from corral_yarn.cluster.rest import Retry
@@ -38,6 +40,7 @@ class Endpoints(BaseModel):
     webhdfs: str
     resourcemanager: str
     jobhistory: str | None = None
+    grant_secret_file: str | None = None  # the RM's yarn.scheduler.corral.grant.secret, in a file (docs/deploy.md)
 
     @classmethod
     def from_cluster_json(cls, path: str | Path) -> Endpoints:
@@ -54,10 +57,13 @@ class Cluster:
     retry: Retry = Retry()
     threads: int = 4
     progress: bool = True
+    grant_secret: bytes | None = None  # None: read endpoints.grant_secret_file if given, else unsigned mode
 
     @cached_property
     def rm(self) -> ResourceManager:
-        return ResourceManager(http_url(self.endpoints.resourcemanager), user=self.user, timeout_s=self.timeout_s, retry=self.retry)
+        secret = self.grant_secret or (read_secret(path) if (path := self.endpoints.grant_secret_file) else None)
+        return ResourceManager(http_url(self.endpoints.resourcemanager), user=self.user, timeout_s=self.timeout_s, retry=self.retry,
+                               grant_secret=secret)
 
     @cached_property
     def hdfs_user(self) -> str:

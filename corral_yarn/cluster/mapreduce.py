@@ -134,7 +134,7 @@ class MapReduceSubmitter:
         self.user = user
 
     def submit(self, job: MapReduceJob, tags: CorralTags, priority: int = 0, queue: str = "default",
-               reservation_id: str | None = None) -> AppReport:
+               reservation_id: str | None = None, grant_period: tuple[int, int] | None = None) -> AppReport:
         """Submit ``job`` unless it was already submitted for this plan and job (then return that one)."""
         if existing := self.rm.existing(tags):
             return existing
@@ -146,7 +146,7 @@ class MapReduceSubmitter:
         job = job.model_copy(update={"properties": {**job.properties, "mapreduce.job.tags": ",".join(tags.encode())}})
         am_mb = job.am_memory_mb or int(self.conf.get("yarn.app.mapreduce.am.resource.mb", "1536"))
         submission = Submission(name=job.name, tags=tags, priority=priority, queue=queue, memory_mb=am_mb,
-                                application_type="MAPREDUCE", reservation_id=reservation_id)
+                                application_type="MAPREDUCE", reservation_id=reservation_id, grant_period=grant_period)
         return self.rm.submit(submission, stage=lambda app_id, sub: replace(sub, am=self.stage(app_id, job, splits, output)))
 
     def qualify(self, path: str) -> str:

@@ -13,11 +13,13 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from corral_yarn.cluster.errors import ApplicationFailedError, ClusterError, MalformedResponseError, RemoteError, UnreachableError
 from corral_yarn.cluster.rest import RestClient, Retry, expect
-from corral_yarn.cluster.tags import CorralTags
+from corral_yarn.cluster.grants import Grant, period_from_now
+from corral_yarn.cluster.tags import MAX_TAGS, CorralTags
 from corral_yarn.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -91,6 +93,7 @@ class Submission:
     application_type: str = "YARN"
     max_attempts: int = 1
     reservation_id: str | None = None  # run inside this YARN reservation of ``queue`` (cluster.reservations)
+    grant_period: tuple[int, int] | None = None  # [from, until) Unix s of the planner grant; None: the next GRANT_HOURS
 
     def to_json(self, app_id: str) -> dict[str, Any]:
         if self.am is None:
@@ -159,13 +162,16 @@ class AttemptReport:
 
 
 Stage = Callable[[str, "Submission"], "Submission"]
+GRANT_HOURS = 24.0  # a grant's period when the submission names none (docs/rack-tags.md, "Grants")
 
 
 class ResourceManager:
     """REST client of one ResourceManager, e.g. ``ResourceManager("http://localhost:8088")``."""
 
-    def __init__(self, url: str, user: str | None = None, timeout_s: float = 30.0, retry: Retry = Retry()) -> None:
+    def __init__(self, url: str, user: str | None = None, timeout_s: float = 30.0, retry: Retry = Retry(),
+                 grant_secret: bytes | None = None) -> None:
         self.rest = RestClient(SERVICE, url, timeout_s=timeout_s, retry=retry, user=user)
+        self.grant_secret = grant_secret  # None: unsigned mode, no grant tag (docs/rack-tags.md, "Grants")
 
     def cluster_info(self) -> dict[str, Any]:
         return expect(self.rest.get(API + "/info"), "clusterInfo", service=SERVICE)
@@ -222,14 +228,25 @@ class ResourceManager:
             return existing
         app_id = self.new_application()
         final = stage(app_id, submission) if stage else submission
+        body = final.to_json(app_id)
+        if self.grant_secret:
+            body["application-tags"]["tag"].append(self.grant(final).tag(self.grant_secret))
+            if len(body["application-tags"]["tag"]) > MAX_TAGS:
+                raise InputError(f"{final.name}: its tags and the planner grant need {len(body['application-tags']['tag'])} tags, more "
+                                 f"than YARN's default {MAX_TAGS} (raise yarn.resourcemanager.application.max-tags, see docs/rack-tags.md)")
         try:
-            self.rest.request("POST", API + "/apps", body=final.to_json(app_id), accept_empty=True)
+            self.rest.request("POST", API + "/apps", body=body, accept_empty=True)
         except (UnreachableError, RemoteError) as exc:
             if not self._exists(app_id):
                 raise
             log.info("submit of %s reported %s, but the RM has it; continuing", app_id, exc)
         log.info("submitted %s as %s (queue %s, priority %d)", final.name, app_id, final.queue, final.priority)
         return self.application(app_id)
+
+    def grant(self, submission: Submission) -> Grant:
+        """The planner grant of this submission's rack set and priority, to the user the RM takes us for."""
+        start, end = submission.grant_period or period_from_now(datetime.now(UTC), GRANT_HOURS)
+        return Grant(submission.name, self.user(), submission.queue, submission.tags.racks, submission.priority, start, end)
 
     def existing(self, tags: CorralTags) -> AppReport | None:
         """The application already submitted for this plan and job that is still running or succeeded.

@@ -6,6 +6,9 @@ The DAGs never hard-code an address: they read three Connections (conn type ``ht
 * ``corral_resourcemanager``: the ResourceManager's web address (REST API);
 * ``corral_jobhistory``: the MapReduce JobHistory server's web address.
 
+When the ResourceManager checks planner grants (docs/deploy.md, "Grant secret"), the secret is the
+``corral_resourcemanager`` Connection's password, or a file named by its extra ``grant_secret_file``.
+
 ``connection_env`` turns the embedded cluster's description (docs/minicluster.md) into the
 ``AIRFLOW_CONN_*`` environment variables that define them; ``corral airflow-connections`` prints
 them as ``export`` lines.
@@ -18,6 +21,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from corral_yarn.cluster import Cluster, Endpoints
+from corral_yarn.cluster.grants import SECRET_FILE_FIELD, secret_of
 from corral_yarn.errors import InputError
 
 WEBHDFS = "corral_webhdfs"
@@ -31,15 +35,16 @@ class ConnectionLike(Protocol):
 
     host: str | None
     port: int | None
+    password: str | None
     extra_dejson: dict[str, Any]
 
 
-def connection_json(url: str) -> str:
-    """One Connection in Airflow's JSON form, from ``http(s)://host:port``."""
+def connection_json(url: str, extra: dict[str, str] | None = None) -> str:
+    """One Connection in Airflow's JSON form, from ``http(s)://host:port`` (and more extras)."""
     parts = urlsplit(url if "://" in url else f"http://{url}")
     if not parts.hostname or not parts.port:
         raise InputError(f"not an http://host:port address: {url!r}")
-    return json.dumps({"conn_type": "http", "host": parts.hostname, "port": parts.port, "extra": {"scheme": parts.scheme}})
+    return json.dumps({"conn_type": "http", "host": parts.hostname, "port": parts.port, "extra": {"scheme": parts.scheme, **(extra or {})}})
 
 
 def connection_env(description: dict[str, Any]) -> dict[str, str]:
@@ -47,7 +52,9 @@ def connection_env(description: dict[str, Any]) -> dict[str, str]:
     missing = [key for key in CONNECTIONS.values() if not description.get(key)]
     if missing:
         raise InputError(f"cluster description has no {', '.join(missing)} address")
-    return {f"AIRFLOW_CONN_{conn_id.upper()}": connection_json(description[key]) for conn_id, key in CONNECTIONS.items()}
+    secret = {SECRET_FILE_FIELD: description[SECRET_FILE_FIELD]} if description.get(SECRET_FILE_FIELD) else {}
+    return {f"AIRFLOW_CONN_{conn_id.upper()}": connection_json(description[key], secret if conn_id == RESOURCEMANAGER else None)
+            for conn_id, key in CONNECTIONS.items()}
 
 
 def connection_url(conn: ConnectionLike, conn_id: str) -> str:
@@ -62,8 +69,15 @@ def connection_url(conn: ConnectionLike, conn_id: str) -> str:
 
 
 def endpoints_from(connections: dict[str, ConnectionLike]) -> Endpoints:
-    """The cluster's endpoints from the three Connections, by conn id."""
-    return Endpoints(**{key: connection_url(connections[conn_id], conn_id) for conn_id, key in CONNECTIONS.items()})
+    """The cluster's endpoints from the three Connections, by conn id (and the RM's grant secret file, if any)."""
+    secret_file = (connections[RESOURCEMANAGER].extra_dejson or {}).get(SECRET_FILE_FIELD)
+    return Endpoints(**{key: connection_url(connections[conn_id], conn_id) for conn_id, key in CONNECTIONS.items()},
+                     grant_secret_file=secret_file)
+
+
+def grant_secret_from(connections: dict[str, ConnectionLike]) -> bytes | None:
+    """The grant secret held as the ResourceManager Connection's password, or None."""
+    return secret_of(connections[RESOURCEMANAGER].password)
 
 
 def cluster_from_airflow() -> Cluster:

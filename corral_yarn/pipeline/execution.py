@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from corral_yarn import io
 from corral_yarn.cluster import Cluster, CorralTags
+from corral_yarn.cluster.grants import grant_period
 from corral_yarn.cluster.history import job_id_of
 from corral_yarn.cluster.rm import AppReport
 from corral_yarn.cluster.upload import PlacementReport
@@ -50,6 +51,8 @@ class PlannedRun(BaseModel):
     order: int
     planned_start: datetime
     arrival: datetime
+    period_start: datetime  # the planning period: the planner grant's [from, until) (docs/rack-tags.md)
+    period_end: datetime
     job: RecurringJob
     jar: str
     hdfs_input: str
@@ -81,6 +84,7 @@ def planned_runs(published: Published, catalog: Catalog, settings: PipelineSetti
             version=published.version, plan_id=published.plan.plan_id, scenario=published.plan.scenario,
             name=planned.name, racks=planned.racks, priority=planned.priority, order=planned.order,
             planned_start=start + timedelta(seconds=planned.planned_start_s), arrival=start + timedelta(seconds=spec.arrival_s),
+            period_start=start, period_end=start + published.period.horizon,
             job=entry, jar=catalog.jar, hdfs_input=f"{base}/input", hdfs_output=f"{base}/output",
         ))
     if unknown:
@@ -126,7 +130,7 @@ def submit(cluster: Cluster, run: PlannedRun) -> str:
         log.info("removing %s left by an earlier attempt of %s", run.hdfs_output, run.name)
         cluster.hdfs.delete(run.hdfs_output, recursive=True)
     job = run.job.mapreduce_job(run.app_name, run.jar, [run.hdfs_input], run.hdfs_output)
-    report = cluster.mapreduce().submit(job, run.tags, priority=run.priority)
+    report = cluster.mapreduce().submit(job, run.tags, priority=run.priority, grant_period=grant_period(run.period_start, run.period_end))
     log.info("%s submitted as %s on racks %s with priority %d", run.name, report.app_id, ",".join(run.racks), run.priority)
     return report.app_id
 

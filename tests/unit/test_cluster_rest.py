@@ -3,6 +3,7 @@ bodies, a connection dropped after a submit. A local HTTP server stands in for t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 import threading
@@ -13,9 +14,11 @@ from typing import Any
 import pytest
 
 from corral_yarn.cluster.errors import MalformedResponseError, RemoteError, UnreachableError
+from corral_yarn.cluster.grants import Grant
 from corral_yarn.cluster.rest import RestClient, Retry
 from corral_yarn.cluster.rm import AmContainerSpec, ResourceManager, Submission
 from corral_yarn.cluster.tags import CorralTags
+from corral_yarn.errors import InputError
 
 NO_WAIT = Retry(attempts=3, backoff_s=0.0)
 Reply = tuple[int, str] | None  # None: drop the connection without answering
@@ -170,3 +173,22 @@ def test_a_service_that_never_answers_is_retried_then_unreachable() -> None:
         url = f"http://127.0.0.1:{s.getsockname()[1]}"
         with pytest.raises(UnreachableError, match=r"cannot reach S at .* after 3 attempts: .*timed out"):
             RestClient("S", url, timeout_s=0.2, retry=NO_WAIT).get("/x")
+
+
+def test_with_a_grant_secret_the_submission_carries_the_planner_grant_of_the_rm_user(service: FakeService) -> None:
+    """The grant covers the user the RM takes us for (/userinfo), the submission's name, queue, racks,
+    priority and period; too many tags with it is refused before anything is submitted."""
+    service.on("GET", "/ws/v1/cluster/scheduler", ok(SCHEDULER))
+    service.on("GET", "/ws/v1/cluster/apps", ok({"apps": None}))
+    service.on("GET", "/ws/v1/cluster/userinfo", ok({"requestedUser": "alice"}))
+    service.on("POST", "/ws/v1/cluster/apps/new-application", ok({"application-id": "application_1_0003"}))
+    service.on("POST", "/ws/v1/cluster/apps", (202, ""))
+    service.on("GET", "/ws/v1/cluster/apps/application_1_0003", ok(app("application_1_0003", "ACCEPTED")))
+    rm = ResourceManager(service.url, retry=NO_WAIT, grant_secret=b"s3cret")
+    rm.submit(dataclasses.replace(submission(), grant_period=(100, 200)))
+    post = next(r[2] for r in service.requests if r[:2] == ("POST", "/ws/v1/cluster/apps"))
+    grant = Grant("wc", "alice", "default", ("/rack-a",), 3, 100, 200)
+    assert post["application-tags"]["tag"] == [*TAGS.encode(), grant.tag(b"s3cret")]
+    many = CorralTags("plan-1", "wc", tuple(f"/dc{i}/rack-{i:02d}" for i in range(45)))
+    with pytest.raises(InputError, match="need 11 tags, more than YARN's default 10"):
+        rm.submit(dataclasses.replace(submission(), tags=many))

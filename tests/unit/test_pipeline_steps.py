@@ -36,18 +36,18 @@ def _connections(env: dict[str, str]) -> dict[str, SimpleNamespace]:
     out = {}
     for name, value in env.items():
         doc = json.loads(value)
-        out[name.removeprefix("AIRFLOW_CONN_").lower()] = SimpleNamespace(host=doc["host"], port=doc["port"], extra_dejson=doc["extra"])
+        out[name.removeprefix("AIRFLOW_CONN_").lower()] = SimpleNamespace(host=doc["host"], port=doc["port"], password=None, extra_dejson=doc["extra"])
     return out
 
 
 def test_connections_from_a_cluster_description_give_back_its_endpoints() -> None:
     env = connection_env(DESCRIPTION)
     assert sorted(env) == ["AIRFLOW_CONN_CORRAL_JOBHISTORY", "AIRFLOW_CONN_CORRAL_RESOURCEMANAGER", "AIRFLOW_CONN_CORRAL_WEBHDFS"]
-    assert endpoints_from(_connections(env)).model_dump() == DESCRIPTION
+    assert endpoints_from(_connections(env)).model_dump(exclude_none=True) == DESCRIPTION
 
 
 def test_a_connection_host_given_as_a_url_and_a_missing_address() -> None:
-    conns = {k: SimpleNamespace(host=f"https://{k}.example", port=443, extra_dejson={}) for k in
+    conns = {k: SimpleNamespace(host=f"https://{k}.example", port=443, password=None, extra_dejson={}) for k in
              ("corral_webhdfs", "corral_resourcemanager", "corral_jobhistory")}
     assert endpoints_from(conns).webhdfs == "https://corral_webhdfs.example:443"
     with pytest.raises(InputError, match="jobhistory"):
@@ -132,7 +132,8 @@ def test_a_plan_with_priorities_above_the_clusters_maximum_is_refused(tmp_path: 
 def test_the_application_name_strips_back_to_its_recurring_key(arrival: datetime, job: demo_workload.DemoJob) -> None:
     entry = demo_workload.demo_catalog(Path("/h"), "/j.jar").entry(job.key)
     run = PlannedRun(version="v", plan_id="p", scenario="batch", name="n", racks=["/rack-a"], priority=1, order=0,
-                     planned_start=arrival, arrival=arrival, job=entry, jar="/j.jar", hdfs_input="/i", hdfs_output="/o")
+                     planned_start=arrival, arrival=arrival, period_start=arrival, period_end=arrival + timedelta(days=1),
+                     job=entry, jar="/j.jar", hdfs_input="/i", hdfs_output="/o")
     assert strip_volatile(run.app_name) == job.key
 
 
