@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from corral_yarn.cluster.connect import Cluster
-from corral_yarn.contracts import Workload
+from corral_yarn.contracts import ClusterSpec, Workload
 from corral_yarn.report import charts, html
 from corral_yarn.sim.experiments import run_all
 from corral_yarn.sim.run import RunSpec
-from corral_yarn.testbed import control, experiment
+from corral_yarn.testbed import control, cpu, experiment
 from corral_yarn.testbed.shaping import Network
 
 SCENARIOS = ("batch", "online")
@@ -42,6 +42,8 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=None, help="seeds (default 3, or 1 with --quick)")
     parser.add_argument("--node-mbit", type=float, default=8.0, help="NIC rate of a node, Mbit/s (default 8; see docs/testbed.md)")
     parser.add_argument("--oversubscription", type=float, default=5.0, help="O of the main runs (default 5)")
+    parser.add_argument("--node-cpus", type=float, default=None, metavar="CORES",
+                        help="cores of each node (a CFS quota per node; default: this machine's cores / nodes; 0: shared cores)")
     parser.add_argument("--no-control", action="store_true", help="skip the O=1 control runs")
     parser.add_argument("--output-replication", type=int, default=1, choices=(1, 2, 3), help="replication of job outputs (default 1)")
     parser.add_argument("--schedulers", nargs="+", default=list(experiment.SCHEDULERS),
@@ -57,20 +59,24 @@ def main() -> None:
     args.schedulers = ["yarn-cs", *dict.fromkeys(s for s in args.schedulers if s != "yarn-cs")]
     started = time.perf_counter()
     main_net = Network(node_mbit_s=args.node_mbit, oversubscription=args.oversubscription)
-    state = control.up(main_net, args.home, NAMESPACE)
+    args.node_cpus = cpu.even_share(main_net.racks * main_net.nodes_per_rack) if args.node_cpus is None else args.node_cpus or None
+    state = control.up(main_net, args.home, NAMESPACE, node_cpus=args.node_cpus)
     try:
         description = json.loads(Path(state["cluster_json"]).read_text())
         runs = {"main": _all_runs(main_net, main_net, state, description, seeds, args)}
         model_fit = _model_fit(description, main_net, args)
+        throttled = cpu.throttled(NAMESPACE)
         if not args.no_control:
             control_net = Network(node_mbit_s=args.node_mbit, oversubscription=1.0)
             # The same plans on a non-blocking core (MRCute at O = 1 gives in-rack traffic no bandwidth, §3.1.2).
             runs["control_o1"] = _all_runs(control_net, main_net, state, description, seeds, args)
     finally:
         control.down(args.home, NAMESPACE)
-    calibration = _calibration(description, main_net, seeds, args.quick, runs["main"])
+    calibration = _calibration(description, main_net, seeds, args.quick, runs["main"], args.node_cpus,
+                               args.home / "testbed-cluster-fitted.json")
     result = _summary(runs, state["shaping"], calibration, seeds, args, time.perf_counter() - started)
     result["model_fit"] = model_fit
+    result["node_cpu_throttled_s"] = {node: t["throttled_s"] for node, t in throttled.items()}
     result["report"] = str(_report(runs, main_net, args.report, result))
     print(json.dumps(result))
 
@@ -91,7 +97,7 @@ def _all_runs(net: Network, plan_net: Network, state: dict[str, Any], descriptio
                     LOG.info("O=%g seed %d %s %s ...", net.oversubscription, seed, scenario, scheduler)
                     figures = control.in_namespace(namespace, lambda: experiment.run(  # noqa: B023
                         Cluster.from_description(description, progress=False), description, net, namespace, jobs,
-                        scheduler, scenario, inputs, tag, args.output_replication, plan_net))
+                        scheduler, scenario, inputs, tag, args.output_replication, plan_net, args.node_cpus))
                     figures.update(seed=seed, oversubscription=net.oversubscription)
                     LOG.info("  makespan %.1f s, median JCT %.1f s, cross-rack %.1f MB", figures["makespan_s"],
                              figures["median_jct_s"], figures["cross_rack_bytes"] / 1e6)
@@ -102,6 +108,7 @@ def _all_runs(net: Network, plan_net: Network, state: dict[str, Any], descriptio
 def _model_fit(description: dict[str, Any], net: Network, args: argparse.Namespace) -> dict[str, Any]:
     """MRCute+ fitted on the main runs' JobHistory records (in-sample), against the thesis model."""
     store, spec_path = args.home / "history", args.home / "testbed-cluster.json"
+    (args.home / "testbed-cluster-fitted.json").unlink(missing_ok=True)  # never calibrate with an earlier run's fit
     spec_path.write_text(experiment.cluster_spec(description, net).model_dump_json(indent=2))
     cli = [sys.executable, "-m", "corral_yarn.cli"]
     control.run([*cli, "history", "ingest", "--jobhistory", description["jobhistory"], "--store", str(store)], NAMESPACE)
@@ -144,29 +151,38 @@ def _absolute(runs: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, float
             for s in dict.fromkeys(r["scheduler"] for r in runs)}
 
 
-def _calibration(description: dict[str, Any], net: Network, seeds: list[int], quick: bool, runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The recurring jobs through the flow-level simulator on the same racks and rates: sim / testbed median JCT."""
-    spec = experiment.cluster_spec(description, net)
+def _calibration(description: dict[str, Any], net: Network, seeds: list[int], quick: bool, runs: list[dict[str, Any]],
+                 node_cpus: float | None, fitted: Path) -> dict[str, Any]:
+    """The recurring jobs through the flow-level simulator on the same racks and rates: sim / testbed median JCT,
+    with the cluster spec the model fit wrote (MRCute+, in sample) and with the thesis model."""
+    paper = experiment.cluster_spec(description, net)
+    result: dict[str, Any] = {"note": "recurring jobs only; MRCute+ fitted on these runs (in sample)"}
+    if fitted.exists():
+        result["sim_over_testbed_median_jct"] = _sim_ratios(ClusterSpec.model_validate_json(fitted.read_text()), seeds, quick, runs, node_cpus)
+    result["sim_over_testbed_median_jct_paper_model"] = _sim_ratios(paper, seeds, quick, runs, node_cpus)
+    return result
+
+
+def _sim_ratios(spec: ClusterSpec, seeds: list[int], quick: bool, runs: list[dict[str, Any]], node_cpus: float | None) -> dict[str, float]:
     ran = list(dict.fromkeys(r["scheduler"] for r in runs))
     ratios: dict[str, list[float]] = {s: [] for s in ran}
     for seed in seeds:
         for scenario in SCENARIOS:
             recurring = [j for j in experiment.workload(seed, scenario, quick=quick) if j.recurring]
-            workload = Workload(jobs=[experiment.job_spec(j) for j in recurring])
+            workload = Workload(jobs=[experiment.job_spec(j, node_cpus) for j in recurring])
             specs = [RunSpec(s, network="tcp", scenario=scenario, seed=seed, output_replication=1) for s in ran]
             for sim in run_all(spec, workload, specs):
                 tested = next(r for r in runs if r["seed"] == seed and r["scenario"] == scenario and r["scheduler"] == sim.scheduler)
                 actual = statistics.median(j["jct_s"] for j in tested["jobs"] if j["recurring"])
                 ratios[sim.scheduler].append(sim.summary.median_completion_s / actual)
-    return {"sim_over_testbed_median_jct": {s: round(statistics.median(v), 3) for s, v in ratios.items()},
-            "note": "recurring jobs only; the simulator has no task start-up cost (MRCute+ adds one)"}
+    return {s: round(statistics.median(v), 3) for s, v in ratios.items()}
 
 
 def _summary(runs: dict[str, list[dict[str, Any]]], shaping: dict[str, float], calibration: dict[str, Any], seeds: list[int],
              args: argparse.Namespace, wall_s: float) -> dict[str, Any]:
     result: dict[str, Any] = {
         "benchmark": "testbed", "quick": args.quick, "seeds": seeds, "oversubscription": args.oversubscription,
-        "node_mbit_s": args.node_mbit, "output_replication": args.output_replication,
+        "node_mbit_s": args.node_mbit, "node_cpus": args.node_cpus, "output_replication": args.output_replication,
         "ratios": _all_ratios(runs["main"]),
         "shaping": {"configured_uplink_mbit_s": shaping["configured_uplink_mbit_s"],
                     "measured_cross_rack_mbit_s": shaping["measured_cross_rack_mbit_s"],

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs what corral-yarn needs from outside Python: a JDK 17, Maven, Python's venv module, iproute2 and
-# gcc (Debian packages), if absent.
+# Installs what corral-yarn needs from outside Python: a JDK 17, Maven, Python's venv module, iproute2,
+# util-linux (nsenter) and gcc (Debian packages), if absent.
 # Run by `make setup`; safe to run again. `bootstrap.sh containers` (make setup-containers) adds what the
 # container deployment needs where no docker engine runs: podman, runc, podman-compose and debootstrap.
 set -euo pipefail
@@ -11,6 +11,7 @@ python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)  
 # The shaped testbed (docs/testbed.md): network namespaces and tc, and a C compiler for its container shim.
 command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 || missing+=(iproute2)
 command -v cc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
+command -v nsenter >/dev/null 2>&1 || missing+=(util-linux)
 if [[ ${1:-} == containers ]] && ! { command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; }; then
   for tool in podman runc podman-compose debootstrap; do command -v $tool >/dev/null 2>&1 || missing+=($tool); done
 fi

@@ -23,6 +23,7 @@ from corral_yarn.cluster.connect import Cluster
 from corral_yarn.pipeline.demo_workload import DEMO_JOBS, MIB
 from corral_yarn.report.html import fmt_bytes, fmt_percent, fmt_seconds
 from corral_yarn.testbed import control as testbed
+from corral_yarn.testbed import cpu
 from corral_yarn.testbed.experiment import SCHEDULERS, TestbedJob, run, write_input
 from corral_yarn.testbed.shaping import Network
 
@@ -81,9 +82,10 @@ def _compare(args: argparse.Namespace) -> int:
     jobs = [TestbedJob(j.key, j.program, j.input_bytes, MIB, j.reduces, 0.0) for j in DEMO_JOBS]  # type: ignore[arg-type]
     net = Network(node_mbit_s=args.node_mbit, oversubscription=args.oversubscription)
     home = args.home / "testbed"
+    node_cpus = cpu.even_share(net.racks * net.nodes_per_rack)  # every node its own share of the cores
     results = []
     with tqdm(total=2 + len(SCHEDULERS), desc="corral demo --compare", unit="step", disable=None) as bar:
-        state = testbed.up(net, home)
+        state = testbed.up(net, home, node_cpus=node_cpus)
         bar.update()
         try:
             description = json.loads(Path(state["cluster_json"]).read_text())
@@ -93,7 +95,7 @@ def _compare(args: argparse.Namespace) -> int:
                     bar.set_postfix_str(scheduler)
                     results.append(testbed.in_namespace(state["namespace"], lambda: run(  # noqa: B023
                         Cluster.from_description(description, progress=False), description, net, state["namespace"], jobs,
-                        scheduler, "batch", inputs, f"demo-compare-{scheduler}-{int(time.time())}")))
+                        scheduler, "batch", inputs, f"demo-compare-{scheduler}-{int(time.time())}", node_cpus=node_cpus)))
                     bar.update()
         finally:
             testbed.down(home)

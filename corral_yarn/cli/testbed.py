@@ -9,7 +9,7 @@ from pathlib import Path
 
 from corral_yarn.cli.types import positive_float, positive_int
 from corral_yarn.errors import InputError
-from corral_yarn.testbed import control
+from corral_yarn.testbed import control, cpu
 from corral_yarn.testbed.shaping import Network
 
 
@@ -24,6 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--nodes-per-rack", type=positive_int, default=2, help="workers per rack (default 2)")
     up.add_argument("--node-mbit", type=positive_float, default=100.0, help="NIC rate of a node in Mbit/s (default 100)")
     up.add_argument("--oversubscription", type=positive_float, default=5.0, help="core oversubscription O >= 1 (default 5, the thesis testbed)")
+    up.add_argument("--node-cpus", type=float, default=None, metavar="CORES",
+                    help="cores each node's containers may use (a CFS quota per node; default: this machine's cores / nodes; "
+                         "0: no per-node quota, all nodes share the machine's cores)")
     up.add_argument("--timeout", type=positive_float, default=300.0, help="seconds to wait for a healthy cluster (default 300)")
     up.set_defaults(func=_up)
     down = sub.add_parser("down", help="stop the cluster and delete the namespace with its shaping")
@@ -40,11 +43,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _up(args: argparse.Namespace) -> int:
     net = Network(args.racks, args.nodes_per_rack, args.node_mbit, args.oversubscription)
-    state = control.up(net, args.home, timeout_s=args.timeout)
+    node_cpus = cpu.even_share(net.racks * net.nodes_per_rack) if args.node_cpus is None else args.node_cpus or None
+    state = control.up(net, args.home, timeout_s=args.timeout, node_cpus=node_cpus)
     shaping = state["shaping"]
     print(f"testbed up: {net.racks} racks x {net.nodes_per_rack} nodes, node {net.node_mbit_s:g} Mbit/s, O={net.oversubscription:g}, "
           f"uplink {net.uplink_mbit_s:g} Mbit/s configured; measured cross-rack {shaping['measured_cross_rack_mbit_s']:g} Mbit/s, "
-          f"in-rack {shaping.get('measured_in_rack_mbit_s', float('nan')):g} Mbit/s; cluster: {state['cluster_json']}")
+          f"in-rack {shaping.get('measured_in_rack_mbit_s', float('nan')):g} Mbit/s; "
+          f"CPU per node: {f'{node_cpus:g} cores' if node_cpus else 'shared'}; cluster: {state['cluster_json']}")
     return 0
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from corral_yarn.errors import CorralError
 from corral_yarn.io import write_atomic
+from corral_yarn.testbed import cpu
 from corral_yarn.testbed.counters import rack_pair_bytes
 from corral_yarn.testbed.shaping import Network, shaping_commands, tc_commands, unshaping_commands
 
@@ -41,14 +42,16 @@ class TestbedError(CorralError):
     __test__ = False  # not a pytest class
 
 
-def preflight() -> None:
-    """Root, ip, tc and a C compiler; one error naming everything that is missing."""
-    missing = [tool for tool in ("ip", "tc", "cc") if shutil.which(tool) is None]
+def preflight(node_cpus: float | None = None) -> None:
+    """Root, ip, tc, nsenter, a C compiler (and CPU quotas if asked); one error naming all that is missing."""
+    missing = [tool for tool in ("ip", "tc", "nsenter", "cc") if shutil.which(tool) is None]
     problems = [f"'{tool}' not found on PATH" for tool in missing]
     if os.geteuid() != 0:
         problems.insert(0, "network namespaces and tc need root (run as root)")
+    if node_cpus is not None and (cgroup := cpu.preflight()):
+        problems.append(f"per-node CPU quotas need {cgroup} (or --node-cpus 0)")
     if problems:
-        hint = " (scripts/bootstrap.sh installs iproute2 and gcc)" if missing else ""
+        hint = " (scripts/bootstrap.sh installs iproute2, util-linux and gcc)" if missing else ""
         raise TestbedError("the testbed cannot start: " + "; ".join(problems) + hint)
 
 
@@ -65,9 +68,15 @@ def namespace_exists(namespace: str = NAMESPACE) -> bool:
     return namespace in run(["ip", "netns", "list"]).stdout.split()
 
 
-def up(net: Network, home: Path = DEFAULT_HOME, namespace: str = NAMESPACE, timeout_s: float = 300.0) -> dict[str, Any]:
-    """Namespace, shaping, shim and cluster; measures the shaping with real streams; writes the state."""
-    preflight()
+def up(net: Network, home: Path = DEFAULT_HOME, namespace: str = NAMESPACE, timeout_s: float = 300.0,
+       node_cpus: float | None = None) -> dict[str, Any]:
+    """Namespace, shaping, CPU groups, shim and cluster; measures the shaping with real streams; writes the state.
+
+    ``node_cpus``: each node's containers are held to that many cores (testbed/cpu.py); None: they share
+    the machine's cores."""
+    if node_cpus is not None:
+        cpu.check_node_cpus(node_cpus)
+    preflight(node_cpus)
     home = home.resolve()
     if namespace_exists(namespace) and run(["ip", "netns", "pids", namespace], check=False).stdout.split():
         raise TestbedError(f"a testbed is already up in namespace {namespace} (processes run in it); "
@@ -82,15 +91,16 @@ def up(net: Network, home: Path = DEFAULT_HOME, namespace: str = NAMESPACE, time
     try:
         for command in tc_commands(net):
             run(command, namespace)
-        shim = _build_shim(home)
+        groups = cpu.create(namespace, [address for _, _, address in net.nodes()], node_cpus) if node_cpus is not None else None
+        shim = _build_shim(home, groups)
         shaping = measure(net, namespace)
-        description = _start_cluster(net, home, shim, namespace, timeout_s)
+        description = _start_cluster(net, home, shim, namespace, timeout_s, groups is not None)
     except BaseException:
         down(home, namespace)
         raise
     state = {"schema_version": SCHEMA_VERSION, "namespace": namespace, "network": asdict(net),
              "uplink_mbit_s": net.uplink_mbit_s, "shaping": shaping, "cluster_json": str(_cluster_json(home)),
-             "cluster_pid": description["pid"]}
+             "cluster_pid": description["pid"], "node_cpus": node_cpus}
     write_atomic(home / STATE, json.dumps(state, indent=2) + "\n")
     return state
 
@@ -105,6 +115,7 @@ def down(home: Path = DEFAULT_HOME, namespace: str = NAMESPACE) -> bool:
         for pid in run(["ip", "netns", "pids", namespace], check=False).stdout.split():
             run(["kill", "-9", pid], check=False)
         run(["ip", "netns", "del", namespace])
+    existed = cpu.remove(namespace) or existed
     _cluster_json(home).unlink(missing_ok=True)
     (home / STATE).unlink(missing_ok=True)
     return existed
@@ -127,6 +138,7 @@ def status(home: Path = DEFAULT_HOME) -> dict[str, Any]:
         state["bytes_by_rack_pair"] = {f"{src}->{dst}": sent for (src, dst), sent in sorted(pairs.items())}
         cluster = run([sys.executable, "-m", "corral_yarn.minicluster", "status", "--out", state["cluster_json"]], namespace, check=False)
         state["cluster"] = json.loads(cluster.stdout) if cluster.returncode == 0 else {"error": cluster.stderr.strip()}
+        state["cpu_throttled"] = cpu.throttled(namespace)
     return state
 
 
@@ -194,17 +206,23 @@ def _cluster_json(home: Path) -> Path:
     return home / "cluster" / "cluster.json"
 
 
-def _build_shim(home: Path) -> Path:
-    """Compiles the containers' LD_PRELOAD shim (nodebind.c) into the testbed's home."""
+def _build_shim(home: Path, cpu_groups: Path | None) -> Path:
+    """Compiles the containers' LD_PRELOAD shim (nodebind.c) into the testbed's home; with ``cpu_groups``
+    it also moves each container into its node's CPU group."""
     home.mkdir(parents=True, exist_ok=True)
     library = home / "libcorralnodebind.so"
-    run(["cc", "-shared", "-fPIC", "-O2", "-o", str(library), str(SHIM_SOURCE), "-ldl"])
+    groups = [f'-DCORRAL_CPU_GROUPS="{cpu_groups}"'] if cpu_groups else []
+    run(["cc", "-shared", "-fPIC", "-O2", *groups, "-o", str(library), str(SHIM_SOURCE), "-ldl"])
     return library
 
 
-def _start_cluster(net: Network, home: Path, shim: Path, namespace: str, timeout_s: float) -> dict[str, Any]:
-    run([sys.executable, "-m", "corral_yarn.minicluster", "start", "--racks", str(net.racks),
-         "--nodes-per-rack", str(net.nodes_per_rack), "--base-dir", str(home / "cluster"),
-         "--container-preload", str(shim), "--timeout", str(timeout_s)], namespace)
+def _start_cluster(net: Network, home: Path, shim: Path, namespace: str, timeout_s: float, cpu_groups: bool) -> dict[str, Any]:
+    """Starts the cluster in the namespace's network only (nsenter): unlike 'ip netns exec', which mounts a
+    /sys of its own, its containers still see the host's /sys/fs/cgroup and can join their CPU groups."""
+    command = [sys.executable, "-m", "corral_yarn.minicluster", "start", "--racks", str(net.racks),
+               "--nodes-per-rack", str(net.nodes_per_rack), "--base-dir", str(home / "cluster"),
+               "--container-preload", str(shim), "--timeout", str(timeout_s)]
+    run(["nsenter", f"--net=/var/run/netns/{namespace}", *command],
+        preexec_fn=(lambda: cpu.join_daemons(namespace)) if cpu_groups else None)
     description: dict[str, Any] = json.loads(_cluster_json(home).read_text())
     return description

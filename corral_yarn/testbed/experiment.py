@@ -49,6 +49,9 @@ WORDS = [f"w{k:04d}" for k in range(2000)]
 # The task rates the planner is told (bytes a task processes per second on this machine's shared cores).
 MAP_RATE = 4 * MB
 REDUCE_RATE = 4 * MB
+# What one task processes per second with a whole core to itself (sort, wordcount and grep on this machine).
+CORE_RATE = 3 * MB
+MAP_SLOTS_PER_NODE = 4
 GREP_CLASSES = {"mapper": "org.apache.hadoop.mapreduce.lib.map.RegexMapper",
                 "combiner": "org.apache.hadoop.mapreduce.lib.reduce.LongSumReducer",
                 "reducer": "org.apache.hadoop.mapreduce.lib.reduce.LongSumReducer",
@@ -118,16 +121,21 @@ def write_input(job: TestbedJob, directory: Path, seed: int) -> Path:
 def cluster_spec(description: dict[str, Any], net: Network) -> ClusterSpec:
     """The planner's view of the testbed: its racks and hosts, node rate and oversubscription (> 1)."""
     racks = [Rack(name=r["name"], machines=[n["host"] for n in r["nodes"]]) for r in description["racks"]]
-    return ClusterSpec(name="testbed", racks=racks, map_slots_per_machine=4, reduce_slots_per_machine=2,
+    return ClusterSpec(name="testbed", racks=racks, map_slots_per_machine=MAP_SLOTS_PER_NODE, reduce_slots_per_machine=2,
                        nic_bandwidth_bytes_per_s=net.node_mbit_s * 1e6 / 8, disk_bandwidth_bytes_per_s=100e6,
                        oversubscription=net.oversubscription)
 
 
-def job_spec(job: TestbedJob) -> JobSpec:
+def task_rate(node_cpus: float | None) -> float:
+    """A task's rate when its node's slots are all busy: the node's quota split over them (shared cores: MAP_RATE)."""
+    return MAP_RATE if node_cpus is None else CORE_RATE * node_cpus / MAP_SLOTS_PER_NODE
+
+
+def job_spec(job: TestbedJob, node_cpus: float | None = None) -> JobSpec:
     output = float(job.input_bytes) if job.program == "sort" else 0.01 * job.input_bytes
+    rate = task_rate(node_cpus)
     stage = StageSpec(name="main", input_bytes=float(job.input_bytes), shuffle_bytes=job.shuffle_bytes, output_bytes=output,
-                      map_tasks=job.maps, reduce_tasks=job.reduces, map_rate_bytes_per_s=MAP_RATE,
-                      reduce_rate_bytes_per_s=REDUCE_RATE)
+                      map_tasks=job.maps, reduce_tasks=job.reduces, map_rate_bytes_per_s=rate, reduce_rate_bytes_per_s=rate)
     return JobSpec(name=job.name, arrival_s=job.arrival_s, stages=[stage], recurring_key=job.name)
 
 
@@ -147,13 +155,14 @@ class Placement:
     planned_finish_s: float | None = None
 
 
-def placements(jobs: list[TestbedJob], scheduler: Scheduler, scenario: str, spec: ClusterSpec) -> tuple[dict[str, Placement], dict[str, Any]]:
+def placements(jobs: list[TestbedJob], scheduler: Scheduler, scenario: str, spec: ClusterSpec,
+               node_cpus: float | None = None) -> tuple[dict[str, Placement], dict[str, Any]]:
     """Each job's placement under ``scheduler``, and the plan's figures (Corral)."""
     result = {j.name: Placement(submit_s=j.arrival_s) for j in jobs}
     recurring = [j for j in jobs if j.recurring]
     if scheduler in ("yarn-cs", "shufflewatcher") or not recurring:
         return result, {}
-    plan = build_plan(Workload(jobs=[job_spec(j) for j in recurring]), spec, scenario)  # type: ignore[arg-type]
+    plan = build_plan(Workload(jobs=[job_spec(j, node_cpus) for j in recurring]), spec, scenario)  # type: ignore[arg-type]
     for planned in plan.jobs:
         result[planned.name] = Placement(
             racks=tuple(planned.racks), priority=planned.priority, place_input=scheduler == "corral",
@@ -205,12 +214,12 @@ class JobResult:
 
 def run(cluster: Cluster, description: dict[str, Any], net: Network, namespace: str, jobs: list[TestbedJob],
         scheduler: Scheduler, scenario: str, inputs: dict[str, Path], tag: str, output_replication: int = 1,
-        plan_net: Network | None = None) -> dict[str, Any]:
+        plan_net: Network | None = None, node_cpus: float | None = None) -> dict[str, Any]:
     """One scheduler x scenario on the testbed (call inside its namespace); returns its figures.
 
-    Corral plans for ``plan_net`` (default: the network the run is on)."""
+    Corral plans for ``plan_net`` (default: the network the run is on) and nodes of ``node_cpus`` cores."""
     spec = cluster_spec(description, plan_net or net)
-    chosen, plan_figures = placements(jobs, scheduler, scenario, spec)
+    chosen, plan_figures = placements(jobs, scheduler, scenario, spec, node_cpus)
     root = f"/testbed/{tag}"
     cluster.hdfs.delete(root, recursive=True)
     # Inputs are uploaded long before their jobs run (§4.1): the upload is not part of the measured run.

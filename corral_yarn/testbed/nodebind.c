@@ -7,15 +7,21 @@
  * every unbound TCP socket that connects to a loopback address to the node's own address
  * (CORRAL_NODE_ADDRESS, else the NM_HOST a NodeManager sets for its containers) just before connect(),
  * as the DataNodes' BoundSocketFactory does for the daemons. Sockets already bound are left alone.
+ *
+ * Built with -DCORRAL_CPU_GROUPS=\"DIR\" (the testbed's cgroup, testbed/cpu.py), it also moves the
+ * process into its node's CPU group DIR/node-<address> as the library loads, so each node's containers
+ * share that node's CPU quota and no other's.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 typedef int (*connect_fn)(int, const struct sockaddr *, socklen_t);
 
@@ -23,6 +29,20 @@ static const char *node_address(void) {
   const char *address = getenv("CORRAL_NODE_ADDRESS");
   return address && *address ? address : getenv("NM_HOST");
 }
+
+#ifdef CORRAL_CPU_GROUPS
+/* Joins DIR/node-<address>: writing a pid to cgroup.procs moves the whole process. */
+__attribute__((constructor)) static void join_node_cpu_group(void) {
+  const char *address = node_address();
+  char path[512];
+  if (!address || !*address) return;
+  if (snprintf(path, sizeof(path), "%s/node-%s/cgroup.procs", CORRAL_CPU_GROUPS, address) >= (int)sizeof(path)) return;
+  FILE *procs = fopen(path, "w");
+  if (!procs) return;
+  fprintf(procs, "%d\n", (int)getpid());
+  fclose(procs);
+}
+#endif
 
 static int is_stream(int fd) {
   int type = 0;

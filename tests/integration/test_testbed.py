@@ -15,7 +15,7 @@ from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.history import job_id_of
 from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.minicluster import processes
-from corral_yarn.testbed import control
+from corral_yarn.testbed import control, cpu
 from corral_yarn.testbed.monitor import UplinkMonitor
 from corral_yarn.testbed.shaping import Network
 
@@ -24,17 +24,19 @@ NAMESPACE = "corral-testbed-test"
 # O = 20 so that the uplink (2 x 400 / 20 = 40 Mbit/s) is a tenth of the in-rack NIC rate.
 NET = Network(racks=3, nodes_per_rack=2, node_mbit_s=400.0, oversubscription=20.0)
 INPUT_BYTES = 4 * 2**20
+NODE_CPUS = 0.5
 
 
 @pytest.fixture(scope="module")
 def testbed(tmp_path_factory: pytest.TempPathFactory) -> Any:
     home = tmp_path_factory.mktemp("testbed")
-    state = control.up(NET, home, NAMESPACE)
+    state = control.up(NET, home, NAMESPACE, node_cpus=NODE_CPUS)
     try:
         yield state, home
     finally:
         control.down(home, NAMESPACE)
         assert not control.namespace_exists(NAMESPACE)
+        assert not cpu.group_root(NAMESPACE).exists(), "the nodes' CPU groups outlived the testbed"
         assert not processes.find_by_path(home / "cluster"), "container processes outlived the testbed"
 
 
@@ -74,6 +76,7 @@ def test_task_reads_and_shuffle_fetches_across_racks_are_shaped(testbed: Any, tm
         cluster.history.wait_for_job(job_id_of(app.app_id))
         return local.stat().st_size, cluster.history.attempts(job_id_of(app.app_id))
 
+    before = {node: t["periods"] for node, t in cpu.throttled(NAMESPACE).items()}  # setting a quota counts a period or two
     size, attempts = control.in_namespace(NAMESPACE, run_job)
     pairs = monitor.pair_bytes()
     # A task's HDFS read: every input byte leaves rack b (1) for rack a (0) or c (2) through the shaped classes.
@@ -89,6 +92,10 @@ def test_task_reads_and_shuffle_fetches_across_racks_are_shaped(testbed: Any, tm
         assert pairs.get((m, r), 0) >= 0.5 * expected, f"shuffle {m}->{r}: {pairs.get((m, r), 0)} bytes seen, ~{expected:.0f} sent"
     # Held to the configured rates while the job ran.
     assert monitor.peak_mbit_s(window_s=2.0) <= 1.2 * NET.uplink_mbit_s
+    # Each container ran in its own node's CPU group: rack b's nodes ran none, so their groups never ran.
+    used = {node: t["periods"] - before[node] for node, t in cpu.throttled(NAMESPACE).items()}
+    assert all(used[NET.host(1, n)] == 0 for n in range(NET.nodes_per_rack)), used
+    assert sum(used[NET.host(r, n)] for r in (0, 2) for n in range(NET.nodes_per_rack)) > 0, used
 
 
 def test_the_cluster_lives_only_inside_the_namespace(testbed: Any) -> None:

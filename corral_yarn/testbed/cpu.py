@@ -1,0 +1,116 @@
+"""Each testbed node's own CPU: a cgroup (v1 ``cpu`` controller) per node with a CFS quota (docs/testbed.md).
+
+The embedded cluster's six nodes share this machine's cores, so a rack given to a job brings it no compute
+of its own: only network. On the thesis testbed (§4.5.1) every machine has its own cores, and MRCute
+(§3.1.2) assumes a job's racks bring their slots' compute with them. Here every container of node ``addr``
+runs in ``/sys/fs/cgroup/cpu/<namespace>/node-<addr>`` with a quota of ``node_cpus`` cores; the cluster's
+daemons run in ``<namespace>/daemons`` without a quota. The shim ``nodebind.c`` (compiled with
+``CORRAL_CPU_GROUPS``) moves each container JVM into its node's group as it starts.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from corral_yarn.errors import CorralError, InputError
+
+LOG = logging.getLogger(__name__)
+
+CPU_ROOT = Path("/sys/fs/cgroup/cpu")
+PERIOD_US = 100_000
+DAEMONS = "daemons"
+# The testbed's group against every other process of the machine: the cgroup v1 maximum, so a busy machine
+# slows the testbed's nodes as little as it can.
+TESTBED_SHARES = 262_144
+MIN_NODE_CPUS = 0.01
+
+
+class CpuGroupError(CorralError):
+    """The nodes' CPU groups cannot be made or removed."""
+
+
+def even_share(nodes: int) -> float:
+    """This machine's cores split evenly over the nodes (each node's quota when none is given)."""
+    return round((os.cpu_count() or 1) / nodes, 3)
+
+
+def check_node_cpus(node_cpus: float) -> None:
+    cores = os.cpu_count() or 1
+    if not MIN_NODE_CPUS <= node_cpus <= cores:
+        raise InputError(f"node_cpus: must be in {MIN_NODE_CPUS}..{cores} cores, this machine's count (got {node_cpus})")
+
+
+def group_root(namespace: str) -> Path:
+    return CPU_ROOT / namespace
+
+
+def node_group(namespace: str, address: str) -> Path:
+    return group_root(namespace) / f"node-{address}"
+
+
+def preflight() -> str | None:
+    """None when cgroup v1's cpu controller with CFS quotas is mounted; else what is missing."""
+    if not (CPU_ROOT / "cpu.cfs_quota_us").exists():
+        return f"{CPU_ROOT} (cgroup v1 cpu controller with CFS quotas) is not mounted"
+    return None
+
+
+def create(namespace: str, addresses: list[str], node_cpus: float) -> Path:
+    """The testbed's group, its daemons' group and one group per node held to ``node_cpus`` cores."""
+    check_node_cpus(node_cpus)
+    root = group_root(namespace)
+    try:
+        root.mkdir(exist_ok=True)
+        (root / "cpu.shares").write_text(str(TESTBED_SHARES))
+        (root / DAEMONS).mkdir(exist_ok=True)
+        for address in addresses:
+            group = node_group(namespace, address)
+            group.mkdir(exist_ok=True)
+            (group / "cpu.cfs_period_us").write_text(str(PERIOD_US))
+            (group / "cpu.cfs_quota_us").write_text(str(int(node_cpus * PERIOD_US)))
+    except OSError as e:
+        remove(namespace)
+        raise CpuGroupError(f"cannot create the nodes' CPU groups under {root}: {e}") from e
+    LOG.info("CPU groups under %s: %d nodes at %g cores each", root, len(addresses), node_cpus)
+    return root
+
+
+def join_daemons(namespace: str) -> None:
+    """Moves the calling process into the daemons' group (used as a preexec function)."""
+    (group_root(namespace) / DAEMONS / "cgroup.procs").write_text(str(os.getpid()))
+
+
+def throttled(namespace: str) -> dict[str, dict[str, float]]:
+    """Per node: CFS periods run, periods throttled and seconds throttled (cpu.stat)."""
+    root = group_root(namespace)
+    figures: dict[str, dict[str, float]] = {}
+    for group in sorted(root.glob("node-*")) if root.exists() else []:
+        stat = dict(line.split() for line in (group / "cpu.stat").read_text().splitlines())
+        figures[group.name.removeprefix("node-")] = {
+            "periods": int(stat["nr_periods"]), "throttled_periods": int(stat["nr_throttled"]),
+            "throttled_s": round(int(stat["throttled_time"]) / 1e9, 2)}
+    return figures
+
+
+def remove(namespace: str) -> bool:
+    """Removes the testbed's groups, moving any process still in them back to the root group."""
+    root = group_root(namespace)
+    if not root.exists():
+        return False
+    for group in [*root.iterdir()]:
+        if group.is_dir():
+            _empty(group)
+            group.rmdir()
+    _empty(root)
+    root.rmdir()
+    return True
+
+
+def _empty(group: Path) -> None:
+    for pid in (group / "cgroup.procs").read_text().split():
+        try:
+            (CPU_ROOT / "cgroup.procs").write_text(pid)
+        except ProcessLookupError:
+            pass
