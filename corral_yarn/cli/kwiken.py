@@ -1,4 +1,4 @@
-"""``corral kwiken example|plan|simulate``: Kwiken's per-stage reissue budgets (thesis ch. 5, docs/kwiken.md)."""
+"""``corral kwiken example|plan|simulate|yarn-plan``: Kwiken's per-stage reissue budgets (thesis ch. 5, docs/kwiken.md)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from corral_yarn.kwiken.dag import KwikenDag
 from corral_yarn.kwiken.plan import KwikenPlan, plan_reissues, replay
 from corral_yarn.kwiken.reissue import POLICIES
 from corral_yarn.kwiken.trace import Trace, latency_csv, parse_latency_csv
+from corral_yarn.pipeline.speculation import plan_from_store
 
 
 def _trace(path: Path, dag: KwikenDag, option: str) -> Trace:
@@ -68,6 +69,24 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _yarn_plan(args: argparse.Namespace) -> int:
+    settings = plan_from_store(args.history, args.budget, args.job or (), args.seed)
+    save(settings, args.out)
+    if args.json:
+        print(to_json(settings))
+        return 0
+    print(f"speculation settings for {len(settings.jobs)} recurring jobs from {settings.runs} runs: budget {settings.budget:.2%} "
+          f"of {settings.container_seconds:.4g} task container-seconds per run of every job, planned {settings.planned_cost:.2%}")
+    print(f"{'stage':<32} {'tasks':>5} {'samples':>7} {'r_s':>7} {'T_s (s)':>8} {'copies':>6} {'cost':>7} {'Var (s2)':>10} {'planned':>10}")
+    for job in settings.jobs:
+        for s in job.stages:
+            timeout = "never" if s.timeout_s is None else f"{s.timeout_s:.4g}"
+            print(f"{(job.key + '/' + s.type)[:32]:<32} {s.tasks:>5} {s.samples:>7} {s.reissue_fraction:>7.2%} {timeout:>8} {s.copies_at_once:>6} "
+                  f"{s.cost_share:>7.2%} {s.variance:>10.4g} {s.planned_variance:>10.4g}")
+    print(f"wrote {args.out}")
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     kwiken = subparsers.add_parser("kwiken", help="Kwiken: apportion a reissue budget across the stages of a DAG (thesis ch. 5)")
     commands = kwiken.add_subparsers(title="kwiken commands", metavar="COMMAND", required=True)
@@ -94,3 +113,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     simulate.add_argument("--seed", type=int, default=0, help="random seed of the reissue draws (default 0)")
     simulate.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
     simulate.set_defaults(func=_simulate)
+    yarn = commands.add_parser("yarn-plan", help="apportion a budget of speculative copies over the recurring MapReduce jobs' map and "
+                                                 "reduce stages from the history store; write their per-job speculation settings")
+    yarn.add_argument("--history", required=True, type=Path, metavar="DIR", help="the history store (corral history ingest)")
+    yarn.add_argument("--budget", required=True, type=unit_interval(closed=True),
+                      help="B: extra task container-seconds for speculative copies, a fraction in [0, 1] of the jobs'")
+    yarn.add_argument("--job", action="append", metavar="KEY", help="plan only this recurring key (repeatable; default: every job with task samples)")
+    yarn.add_argument("--seed", type=int, default=0, help="random seed of the offline resampling (default 0)")
+    yarn.add_argument("--out", required=True, type=Path, metavar="FILE",
+                      help="the settings file (corral-yarn/kwiken-yarn/v1); the pipeline reads <home>/kwiken-yarn.json")
+    yarn.add_argument("--json", action="store_true", help="print the settings as JSON instead of the table")
+    yarn.set_defaults(func=_yarn_plan)

@@ -30,6 +30,7 @@ from corral_yarn.pipeline.history import history_source
 from corral_yarn.pipeline.locality import Locality, attempt_racks, input_blocks, measure
 from corral_yarn.pipeline.planning import Published
 from corral_yarn.pipeline.settings import PipelineSettings
+from corral_yarn.pipeline.speculation import load_settings, with_speculation
 from estimator.records import IngestReport
 from estimator.store import HistoryStore
 
@@ -57,6 +58,7 @@ class PlannedRun(BaseModel):
     jar: str
     hdfs_input: str
     hdfs_output: str
+    speculation: dict[str, str] = {}  # Kwiken's speculation settings for the job's recurring key (docs/kwiken.md)
 
     @property
     def tags(self) -> CorralTags:
@@ -73,6 +75,7 @@ def planned_runs(published: Published, catalog: Catalog, settings: PipelineSetti
     specs = {j.name: j for j in published.workload.jobs}
     runs, unknown = [], []
     start = published.period.start
+    speculation = load_settings(settings.speculation)
     for planned in sorted(published.plan.jobs, key=lambda p: p.order):
         spec = specs[planned.name]
         entry = catalog.entry(spec.recurring_key)
@@ -86,6 +89,7 @@ def planned_runs(published: Published, catalog: Catalog, settings: PipelineSetti
             planned_start=start + timedelta(seconds=planned.planned_start_s), arrival=start + timedelta(seconds=spec.arrival_s),
             period_start=start, period_end=start + published.period.horizon,
             job=entry, jar=catalog.jar, hdfs_input=f"{base}/input", hdfs_output=f"{base}/output",
+            speculation=speculation.properties(entry.key) if speculation else {},
         ))
     if unknown:
         log.warning("%d planned jobs have no catalog entry and are not run: %s", len(unknown), ", ".join(unknown))
@@ -123,13 +127,14 @@ def start_due(run: PlannedRun, now: datetime | None = None) -> bool:
 
 
 def submit(cluster: Cluster, run: PlannedRun) -> str:
-    """Submit the job with R_j and p_j; an application already submitted for this plan and job is reused."""
+    """Submit the job with R_j and p_j (and Kwiken's speculation settings, if any); an application already
+    submitted for this plan and job is reused."""
     if existing := cluster.rm.existing(run.tags):
         return existing.app_id
     if cluster.hdfs.status(run.hdfs_output, strict=False) is not None:  # left by a failed or killed attempt
         log.info("removing %s left by an earlier attempt of %s", run.hdfs_output, run.name)
         cluster.hdfs.delete(run.hdfs_output, recursive=True)
-    job = run.job.mapreduce_job(run.app_name, run.jar, [run.hdfs_input], run.hdfs_output)
+    job = with_speculation(run.job.mapreduce_job(run.app_name, run.jar, [run.hdfs_input], run.hdfs_output), run.speculation)
     report = cluster.mapreduce().submit(job, run.tags, priority=run.priority, grant_period=grant_period(run.period_start, run.period_end))
     log.info("%s submitted as %s on racks %s with priority %d", run.name, report.app_id, ",".join(run.racks), run.priority)
     return report.app_id

@@ -39,6 +39,11 @@ class PipelineSettings(BaseModel):
         return self.home / "history"
 
     @property
+    def speculation(self) -> Path:
+        """Kwiken's per-job speculation settings (``corral kwiken yarn-plan --out``), merged in at submission when present."""
+        return self.home / "kwiken-yarn.json"
+
+    @property
     def periods(self) -> Path:
         return self.home / "periods"
 

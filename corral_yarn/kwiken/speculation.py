@@ -1,0 +1,180 @@
+"""Kwiken for YARN speculative execution (issue 17 item 4, beyond the thesis): one cluster budget of extra
+container-seconds apportioned over the map and reduce stages of recurring MapReduce jobs by SumVar
+(§5.3.1), carried out through each job's own speculation settings (docs/kwiken.md).
+
+A stage is one task type of one recurring job: N tasks whose durations the history holds. It completes
+when its slowest task does, so its latency is max_i X_i over N task durations drawn from its history,
+and a speculative copy launched at T (the (1 - r) quantile of task durations, as Kwiken's reissues,
+§3.2.2) makes a task take min(X, T + X'). V_s(r) is the variance of that maximum, by offline
+resampling. The cost c_s is the stage's container-seconds per run (N x mean task duration), so a
+budget B is the fraction of the recurring jobs' task container-seconds that copies may add (eq. 5.3).
+
+Hadoop's DefaultSpeculator (3.5) has no timeout: a task gets a copy once every task of its type has a
+container, one (and 5 %) of them finished, and its projected end is later than now + the mean duration
+of the finished ones; one copy per type per scan. What a job's configuration sets is whether each type
+speculates and how many copies may run at once (``settings``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from corral_yarn.contracts import Name
+from corral_yarn.kwiken.apportion import spent, sumvar
+from corral_yarn.kwiken.curves import CURVE_POINTS, VarianceCurve, reissued, timeout
+
+SETTINGS_SCHEMA = "corral-yarn/kwiken-yarn/v1"
+DRAWS = 4000  # resampled runs of a stage per point of its curve
+MIN_SAMPLES = 8  # fewer task durations give no usable tail: the stage gets no budget
+TaskType = Literal["map", "reduce"]
+
+# Hadoop's keys (MRJobConfig; defaults in mapred-default.xml) that a Kwiken plan sets per job.
+SPECULATIVE = {"map": "mapreduce.map.speculative", "reduce": "mapreduce.reduce.speculative"}
+CAP_RUNNING = "mapreduce.job.speculative.speculative-cap-running-tasks"  # default 0.1
+CAP_TOTAL = "mapreduce.job.speculative.speculative-cap-total-tasks"  # default 0.01
+MINIMUM_ALLOWED = "mapreduce.job.speculative.minimum-allowed-tasks"  # default 10
+RETRY_AFTER_SPECULATE = "mapreduce.job.speculative.retry-after-speculate"  # default 15000 ms
+RETRY_AFTER_NO_SPECULATE = "mapreduce.job.speculative.retry-after-no-speculate"  # default 1000 ms
+SCAN_MS = 1000  # Kwiken's jobs rescan at the default no-speculation interval after a copy too
+
+
+@dataclass(frozen=True)
+class TaskStage:
+    """One stage: a task type of a recurring job, its tasks per run and its tasks' past durations (s)."""
+
+    job: str
+    type: TaskType
+    tasks: int
+    durations: NDArray[np.float64]
+
+    @property
+    def name(self) -> str:
+        return f"{self.job}/{self.type}"
+
+    @property
+    def speculatable(self) -> bool:
+        """DefaultSpeculator copies a task only after another of its type finished: a 1-task stage never."""
+        return self.tasks >= 2 and self.durations.size >= MIN_SAMPLES
+
+    @property
+    def container_seconds(self) -> float:
+        """c_s before normalising: the stage's task container-seconds per run."""
+        return self.tasks * float(self.durations.mean())
+
+
+def makespan_curve(stage: TaskStage, rng: np.random.Generator, points: int = CURVE_POINTS, draws: int = DRAWS) -> VarianceCurve:
+    """V_s(r): the variance of max_i min(X_i, T + X'_i) over the stage's N tasks, T the (1 - r) quantile (§3.2.2)."""
+    x = np.sort(np.asarray(stage.durations, dtype=np.float64))
+    runs, copies = rng.choice(x, size=(draws, stage.tasks)), rng.choice(x, size=(draws, stage.tasks))
+    if not stage.speculatable:
+        v0 = float(runs.max(axis=1).var())
+        return VarianceCurve.of(np.array([0.0, 1.0]), np.array([v0, v0]))
+    r = np.unique(np.concatenate([[0.0], np.geomspace(1.0 / x.size, 1.0, points)]))
+    v = np.array([reissued(runs, copies, timeout(x, f)).max(axis=1).var() for f in r])
+    return VarianceCurve.of(r, v)
+
+
+def apportion(stages: Sequence[TaskStage], budget: float, seed: int = 0) -> tuple[NDArray[np.float64], list[VarianceCurve]]:
+    """r_s per stage by SumVar over the stages' curves, with c_s their container-seconds (§5.3.1, eq. 5.3)."""
+    rng = np.random.default_rng(seed)
+    curves = [makespan_curve(s, rng) for s in stages]
+    r = sumvar(curves, [s.container_seconds for s in stages], budget)
+    return r, curves
+
+
+def copies_at_once(fraction: float, tasks: int) -> int:
+    """The copies a stage may run at once for a fraction r of its tasks: ceil(r N), at least 1 when r > 0."""
+    return 0 if fraction <= 0 else max(1, math.ceil(fraction * tasks - 1e-9))
+
+
+def settings(stages: Sequence[tuple[TaskType, float, int]]) -> dict[str, str]:
+    """One job's speculation settings for its stages' (type, r_s, N_s).
+
+    A type speculates iff r_s > 0. DefaultSpeculator lets max(minimum-allowed-tasks, cap-total x N,
+    cap-running x running) copies of a type run at once; both caps 0 and minimum-allowed-tasks the
+    job's largest ceil(r_s N_s) bound it (the key is one per job, so the other type shares it). After
+    a copy it rescans at once rather than after 15 s, so the cap, not a timer, spends the budget.
+    """
+    props = {SPECULATIVE[t]: "true" if r > 0 else "false" for t, r, _ in stages}
+    allowed = max((copies_at_once(r, n) for _, r, n in stages), default=0)
+    if allowed:
+        props |= {CAP_RUNNING: "0.0", CAP_TOTAL: "0.0", MINIMUM_ALLOWED: str(allowed),
+                  RETRY_AFTER_SPECULATE: str(SCAN_MS), RETRY_AFTER_NO_SPECULATE: str(SCAN_MS)}
+    return props
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class StageSpeculation(_Strict):
+    """One stage's share of the budget."""
+
+    type: TaskType
+    tasks: int = Field(ge=1, description="N_s: tasks per run (median over the history's runs)")
+    samples: int = Field(ge=1, description="task durations the curve was learned from")
+    reissue_fraction: float = Field(ge=0.0, le=1.0, description="r_s: the share of its tasks that may get a speculative copy")
+    timeout_s: float | None = Field(ge=0.0, description="T_s, the (1 - r_s) quantile of task durations; null: no copies")
+    copies_at_once: int = Field(ge=0, description="ceil(r_s N_s): speculative copies of this type allowed at once")
+    cost_share: float = Field(ge=0.0, le=1.0, description="c_s: the stage's share of the task container-seconds")
+    variance: float = Field(ge=0.0, description="V_s(0): variance of the stage's completion (s^2), no copies")
+    planned_variance: float = Field(ge=0.0, description="V̄_s(r_s), from the curve's hull")
+
+
+class JobSpeculation(_Strict):
+    """One recurring job's stages and the settings its submission carries."""
+
+    key: str = Name
+    stages: list[StageSpeculation] = Field(min_length=1)
+    properties: dict[str, str]
+
+
+class SpeculationSettings(_Strict):
+    """The settings file: per recurring job, the speculation settings of its next submissions."""
+
+    schema_version: Literal["corral-yarn/kwiken-yarn/v1"] = SETTINGS_SCHEMA
+    budget: float = Field(ge=0.0, le=1.0, description="B: extra task container-seconds for copies, a fraction of the jobs'")
+    planned_cost: float = Field(ge=0.0, le=1.0, description="sum_s c_s r_s <= B")
+    container_seconds: float = Field(ge=0.0, description="sum of c_s before normalising: task container-seconds of one run of every job")
+    runs: int = Field(ge=1, description="history runs the curves were learned from")
+    jobs: list[JobSpeculation]
+
+    @model_validator(mode="after")
+    def _checked(self) -> SpeculationSettings:
+        if self.planned_cost > self.budget + 1e-9:
+            raise ValueError(f"planned_cost {self.planned_cost} is over the budget {self.budget}")
+        keys = [j.key for j in self.jobs]
+        if dupes := sorted({k for k in keys if keys.count(k) > 1}):
+            raise ValueError(f"jobs {dupes} appear more than once")
+        return self
+
+    def properties(self, key: str) -> dict[str, str]:
+        """The job configuration for recurring job ``key``; none (the cluster's defaults) for a job not planned."""
+        return next((j.properties for j in self.jobs if j.key == key), {})
+
+
+def plan_speculation(stages: Sequence[TaskStage], budget: float, runs: int, seed: int = 0) -> SpeculationSettings:
+    """Apportion ``budget`` over ``stages`` (from ``runs`` history runs) and turn each job's r_s into its settings."""
+    r, curves = apportion(stages, budget, seed)
+    cost = np.array([s.container_seconds for s in stages])
+    share = cost / cost.sum()
+    jobs: dict[str, list[tuple[TaskStage, StageSpeculation]]] = {}
+    for stage, r_s, c, curve in zip(stages, r, share, curves):
+        t = timeout(np.sort(stage.durations), float(r_s))
+        jobs.setdefault(stage.job, []).append((stage, StageSpeculation(
+            type=stage.type, tasks=stage.tasks, samples=int(stage.durations.size), reissue_fraction=float(r_s),
+            timeout_s=None if np.isinf(t) else float(t), copies_at_once=copies_at_once(float(r_s), stage.tasks),
+            cost_share=float(c), variance=float(curve(0.0)), planned_variance=float(curve(float(r_s))))))
+    planned = [JobSpeculation(key=key, stages=[s for _, s in pairs],
+                              properties=settings([(s.type, s.reissue_fraction, s.tasks) for _, s in pairs]))
+               for key, pairs in jobs.items()]
+    return SpeculationSettings(budget=budget, planned_cost=min(budget, spent(cost, r)), runs=runs,
+                               container_seconds=float(cost.sum()),
+                               jobs=planned)

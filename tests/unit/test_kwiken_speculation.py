@@ -1,0 +1,148 @@
+"""Kwiken for YARN speculative execution: makespan curves of task stages, SumVar over them, the mapping onto
+Hadoop's per-job speculation keys, the history store -> settings file chain and ``corral kwiken yarn-plan``."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from itertools import product
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings as hsettings, strategies as st
+from pydantic import ValidationError
+
+from corral_yarn.cli import main
+from corral_yarn.cluster.mapreduce import MapReduceJob
+from corral_yarn.errors import InputError
+from corral_yarn.kwiken.apportion import spent
+from corral_yarn.kwiken.speculation import (
+    CAP_RUNNING, CAP_TOTAL, MINIMUM_ALLOWED, RETRY_AFTER_SPECULATE, SpeculationSettings, TaskStage, apportion,
+    copies_at_once, makespan_curve, plan_speculation, settings,
+)
+from corral_yarn.pipeline.speculation import task_stages, with_speculation
+from estimator.records import JobRun, TaskSample
+from estimator.store import HistoryStore
+
+TWO_POINT = np.array([1.0] * 9 + [10.0])  # 10 % of tasks straggle 10 x
+
+
+def _max_of_two_variance(values: list[float], probs: list[float]) -> float:
+    """Var(max(X1, X2)) for two independent draws of a discrete X, by enumeration."""
+    pairs = [(max(a, b), pa * pb) for (a, pa), (b, pb) in product(zip(values, probs), repeat=2)]
+    mean = sum(v * p for v, p in pairs)
+    return sum((v - mean) ** 2 * p for v, p in pairs)
+
+
+def test_makespan_curve_matches_hand_computed_variances() -> None:
+    stage = TaskStage("j", "map", 2, TWO_POINT)
+    curve = makespan_curve(stage, np.random.default_rng(0), draws=200_000)
+    # r = 0: no copies; max of two tasks is 10 with probability 1 - 0.9^2
+    assert curve.v[0] == pytest.approx(_max_of_two_variance([1, 10], [0.9, 0.1]), rel=0.03)
+    # r = 0.1: T = the 0.9 quantile = 1; a task of 10 becomes min(10, 1 + X'): 2 w.p. 0.9, 10 w.p. 0.1
+    k = int(np.argmin(np.abs(curve.r - 0.1)))
+    assert curve.r[k] == pytest.approx(0.1)
+    assert curve.v[k] == pytest.approx(_max_of_two_variance([1, 2, 10], [0.9, 0.09, 0.01]), rel=0.05)
+    assert curve(0.1) < curve(0.0) / 5
+
+
+def test_constant_and_single_task_stages_get_no_budget() -> None:
+    stages = [TaskStage("flat", "map", 4, np.full(20, 3.0)), TaskStage("one", "reduce", 1, TWO_POINT.repeat(2)),
+              TaskStage("tail", "map", 4, TWO_POINT.repeat(2))]
+    r, curves = apportion(stages, 0.2)
+    assert r[0] == 0 and r[1] == 0 and r[2] > 0  # DefaultSpeculator cannot copy a stage's only task
+    assert curves[0](0.0) == 0 and curves[1](1.0) == curves[1](0.0)
+    assert spent([s.container_seconds for s in stages], r) <= 0.2 + 1e-9
+
+
+@hsettings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(2, 12), st.floats(0.5, 3.0), st.floats(0.0, 0.3)), min_size=1, max_size=5),
+       st.floats(0.0, 1.0), st.integers(0, 3))
+def test_sumvar_over_task_stages_never_overspends(shapes: list[tuple[int, float, float]], budget: float, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    stages = [TaskStage(f"j{k}", "map", n, rng.lognormal(0, sigma, 30) * np.where(rng.random(30) < p, 5.0, 1.0))
+              for k, (n, sigma, p) in enumerate(shapes)]
+    r, _ = apportion(stages, budget, seed)
+    assert np.all((0 <= r) & (r <= 1))
+    assert spent([s.container_seconds for s in stages], r) <= budget + 1e-9
+
+
+def test_settings_map_fractions_onto_hadoop_keys() -> None:
+    assert copies_at_once(0.0, 8) == 0 and copies_at_once(0.01, 8) == 1 and copies_at_once(0.25, 8) == 2 and copies_at_once(0.3, 8) == 3
+    off = settings([("map", 0.0, 8), ("reduce", 0.0, 2)])
+    assert off == {"mapreduce.map.speculative": "false", "mapreduce.reduce.speculative": "false"}
+    on = settings([("map", 0.25, 8), ("reduce", 0.0, 2)])
+    assert on["mapreduce.map.speculative"] == "true" and on["mapreduce.reduce.speculative"] == "false"
+    assert (on[MINIMUM_ALLOWED], on[CAP_RUNNING], on[CAP_TOTAL], on[RETRY_AFTER_SPECULATE]) == ("2", "0.0", "0.0", "1000")
+    assert settings([("map", 0.1, 8), ("reduce", 1.0, 3)])[MINIMUM_ALLOWED] == "3"  # one key per job: the larger
+
+
+def test_plan_carries_each_jobs_share_and_validates() -> None:
+    stages = [TaskStage("steady", "map", 4, np.full(20, 3.0)), TaskStage("laggy", "map", 6, TWO_POINT.repeat(3))]
+    plan = plan_speculation(stages, 0.1, runs=5)
+    assert plan.properties("steady") == {"mapreduce.map.speculative": "false"}
+    assert plan.properties("laggy")["mapreduce.map.speculative"] == "true"
+    assert plan.properties("unplanned") == {}
+    laggy = plan.jobs[1].stages[0]
+    assert laggy.timeout_s is not None and laggy.planned_variance < laggy.variance and laggy.copies_at_once >= 1
+    assert plan.planned_cost <= plan.budget
+    with pytest.raises(ValidationError, match="over the budget"):
+        SpeculationSettings.model_validate({**plan.model_dump(), "planned_cost": 0.5})
+
+
+def _run(key: str, day: int, maps: list[float], reduces: list[float], outcome: str = "SUCCEEDED") -> JobRun:
+    t = datetime(2026, 11, 1, tzinfo=UTC) + timedelta(days=day)
+    return JobRun(run_id=f"{key}-{day}", recurring_key=key, name=f"{key}-{day}", source="test", submit_time=t, start_time=t,
+                  finish_time=t + timedelta(minutes=1), input_bytes=1, shuffle_bytes=1, output_bytes=1, map_tasks=len(maps),
+                  reduce_tasks=len(reduces), map_task_samples=tuple(TaskSample(s, 1) for s in maps),
+                  reduce_task_samples=tuple(TaskSample(s, 1) for s in reduces), outcome=outcome)
+
+
+def _history(rng: np.random.Generator) -> list[JobRun]:
+    runs = [_run("wc", d, list(rng.choice(TWO_POINT, 4 if d else 6)), [2.0, 2.5]) for d in range(5)]
+    return runs + [_run("sort", d, [3.0, 3.1, 2.9], [4.0]) for d in range(4)] + [_run("wc", 9, [99.0] * 6, [1.0], outcome="FAILED")]
+
+
+def test_task_stages_from_history_runs() -> None:
+    stages, runs = task_stages(_history(np.random.default_rng(0)))
+    assert runs == 9  # the failed run is left out
+    by_name = {s.name: s for s in stages}
+    assert set(by_name) == {"sort/map", "sort/reduce", "wc/map", "wc/reduce"}
+    assert by_name["wc/map"].tasks == 4 and by_name["wc/map"].durations.size == 6 + 4 * 4  # median task count, pooled durations
+    assert by_name["sort/reduce"].tasks == 1 and not by_name["sort/reduce"].speculatable
+    with pytest.raises(InputError, match="grep"):
+        task_stages(_history(np.random.default_rng(0)), keys=["grep"])
+
+
+def test_job_properties_win_over_the_settings() -> None:
+    job = MapReduceJob(name="j", jar="x.jar", inputs=["/in"], output="/out", properties={"mapreduce.map.speculative": "true"})
+    merged = with_speculation(job, {"mapreduce.map.speculative": "false", "mapreduce.reduce.speculative": "false"})
+    assert merged.properties == {"mapreduce.map.speculative": "true", "mapreduce.reduce.speculative": "false"}
+    assert with_speculation(job, {}) is job
+
+
+def test_cli_yarn_plan_writes_the_settings_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    HistoryStore(tmp_path / "store").append(_history(np.random.default_rng(1)))
+    out = tmp_path / "kwiken-yarn.json"
+    assert main(["kwiken", "yarn-plan", "--history", str(tmp_path / "store"), "--budget", "0.1", "--out", str(out)]) == 0
+    assert "wc/map" in capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert doc["schema_version"] == "corral-yarn/kwiken-yarn/v1" and {j["key"] for j in doc["jobs"]} == {"wc", "sort"}
+    assert SpeculationSettings.model_validate(doc).properties("sort")["mapreduce.reduce.speculative"] == "false"
+
+
+@pytest.mark.parametrize("args, field", [
+    (["--budget", "1.5"], "--budget"), (["--budget", "x"], "--budget"), (["--budget", "0.1", "--job", "grep"], "--job"),
+])
+def test_cli_yarn_plan_bad_input_is_exit_2_without_output(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], field: str) -> None:
+    HistoryStore(tmp_path / "store").append(_history(np.random.default_rng(1)))
+    out = tmp_path / "s.json"
+    assert main(["kwiken", "yarn-plan", "--history", str(tmp_path / "store"), "--out", str(out), *args]) == 2
+    assert field in capsys.readouterr().err and not out.exists()
+
+
+def test_cli_yarn_plan_without_a_store_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "s.json"
+    assert main(["kwiken", "yarn-plan", "--history", str(tmp_path / "none"), "--budget", "0.1", "--out", str(out)]) == 2
+    assert "--history" in capsys.readouterr().err and not out.exists()
