@@ -4,7 +4,9 @@ import java.io.File;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.BindException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,6 +15,7 @@ import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
 
@@ -42,6 +45,8 @@ public final class EmbeddedCluster implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(EmbeddedCluster.class);
   private static final Set<Integer> HANDED_OUT = new HashSet<>();
+  private static final int LOWEST_PORT = 20000;
+  private static final Random RANDOM = new Random();
 
   /** What to start besides YARN. */
   public record Options(boolean hdfs, boolean jobHistory, int nodeMemoryMb, int nodeVcores,
@@ -311,23 +316,41 @@ public final class EmbeddedCluster implements AutoCloseable {
     }
   }
 
-  /** A free TCP port on the given local address. */
   /**
-   * A port free on {@code host} now and never handed out before by this JVM: in a fresh network
-   * namespace (the testbed) the kernel offers the same ephemeral port again once it is closed, and
-   * two daemons configured with one port fail to bind.
+   * A port free on {@code host} now, never handed out before by this JVM, and below the kernel's
+   * ephemeral range ({@code net.ipv4.ip_local_port_range}), so no outgoing connection (a DataNode
+   * registering, a client) can take it between this choice and its daemon's bind. Chosen by the kernel
+   * (port 0) the port came from that range: in a fresh network namespace (the testbed) a client socket
+   * took a ResourceManager's port before it bound, and the cluster failed to start.
    */
   static synchronized int freePort(String host) {
-    for (int attempt = 0; attempt < 100; attempt++) {
-      try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(host))) {
-        if (HANDED_OUT.add(socket.getLocalPort())) {
-          return socket.getLocalPort();
-        }
+    int below = ephemeralRangeStart();
+    for (int attempt = 0; attempt < 1000; attempt++) {
+      int port = LOWEST_PORT + RANDOM.nextInt(Math.max(1, below - LOWEST_PORT));
+      if (HANDED_OUT.contains(port)) {
+        continue;
+      }
+      try (ServerSocket socket = new ServerSocket()) {
+        socket.bind(new InetSocketAddress(InetAddress.getByName(host), port), 1);
+        HANDED_OUT.add(port);
+        return port;
+      } catch (BindException e) {
+        // in use: try another
       } catch (IOException e) {
         throw new IllegalStateException("cannot find a free port on " + host, e);
       }
     }
-    throw new IllegalStateException("no new free port on " + host + " after 100 attempts");
+    throw new IllegalStateException("no free port on " + host + " in " + LOWEST_PORT + ".." + (below - 1) + " after 1000 attempts");
+  }
+
+  /** The first port of the kernel's ephemeral range (32768, Linux's default, if it cannot be read). */
+  static int ephemeralRangeStart() {
+    try {
+      String[] range = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+");
+      return Math.max(LOWEST_PORT + 1000, Integer.parseInt(range[0]));
+    } catch (IOException | RuntimeException e) {
+      return 32768;
+    }
   }
 
   static String dir(Path parent, String... parts) {
