@@ -44,6 +44,11 @@ def task_counters(job_task_counters: dict[str, Any]) -> dict[str, int]:
     return {c["name"]: c.get("value", 0) for g in groups for c in as_list(g.get("counter"))}
 
 
+def conf_text(value: Any) -> str:
+    """A configuration value as text: booleans lower-case as Hadoop's, None empty."""
+    return "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def job_id_of(app_id: str) -> str:
     """MapReduce's job id for a YARN application id (``application_<ts>_<n>`` -> ``job_<ts>_<n>``)."""
     return "job_" + app_id.removeprefix("application_")
@@ -72,9 +77,10 @@ class JobHistory:
         return job_counters(expect(self.rest.get(f"{JOBS}/{job_id}/counters"), "jobCounters", service=SERVICE))
 
     def conf(self, job_id: str) -> dict[str, str]:
-        """The job's configuration properties (name -> value)."""
+        """The job's configuration properties (name -> value, as text: the JSON answer types values like
+        ``false`` and ``1000``, which are given back as Hadoop writes them, ``"false"`` and ``"1000"``)."""
         conf = expect(self.rest.get(f"{JOBS}/{job_id}/conf"), "conf", service=SERVICE) or {}
-        return {p["name"]: p.get("value") for p in as_list(conf.get("property")) if p.get("name")}
+        return {p["name"]: conf_text(p.get("value")) for p in as_list(conf.get("property")) if p.get("name")}
 
     def tasks(self, job_id: str) -> list[dict[str, Any]]:
         return items(self.rest.get(f"{JOBS}/{job_id}/tasks"), "tasks", "task", SERVICE)

@@ -130,3 +130,10 @@ def test_yarn_app_resources_take_size_and_timestamp_from_hdfs() -> None:
     assert body["priority"] == 2 and body["resource"] == {"memory": 512, "vCores": 1}
     with pytest.raises(InputError, match="local resource 'AppMaster.jar': /apps/ds.jar does not exist"):
         app.submission(FakeHdfs({}), "hdfs://nn:8020", CorralTags("p", "ds", ()))  # type: ignore[arg-type]
+
+
+def test_jobhistory_conf_values_come_back_as_hadoops_text() -> None:
+    from corral_yarn.cluster.history import conf_text
+
+    # the JobHistory server's JSON types values: false, 1000, 0.01; job.xml holds "false", "1000", "0.01"
+    assert [conf_text(v) for v in (False, True, 1000, 0.01, "a,b", None)] == ["false", "true", "1000", "0.01", "a,b", ""]

@@ -118,6 +118,23 @@ def test_planned_runs_follow_the_prioritization_order_and_skip_unknown_jobs(tmp_
     assert len(runs) == 3 and len(unknown) == 1 and unknown[0].startswith(catalog.jobs[0].key)
 
 
+def test_planned_runs_carry_kwikens_speculation_settings_of_their_recurring_key(tmp_path: Path) -> None:
+    published, catalog, settings = _published(tmp_path)
+    assert all(r.speculation == {} for r in planned_runs(published, catalog, settings)[0])  # no settings file: the cluster's
+    key = catalog.jobs[0].key
+    props = {"mapreduce.map.speculative": "false", "mapreduce.reduce.speculative": "false"}
+    doc = {"budget": 0.1, "planned_cost": 0.0, "container_seconds": 10.0, "runs": 3, "jobs": [{"key": key, "properties": props, "stages": [
+        {"type": "map", "tasks": 2, "samples": 9, "reissue_fraction": 0.0, "timeout_s": None, "copies_at_once": 0,
+         "cost_share": 1.0, "variance": 1.0, "planned_variance": 1.0}]}]}
+    settings.speculation.write_text(json.dumps(doc))
+    runs, _ = planned_runs(published, catalog, settings)
+    assert {r.job.key: r.speculation for r in runs}[key] == props
+    assert all(r.speculation == {} for r in runs if r.job.key != key)
+    settings.speculation.write_text(json.dumps({**doc, "budget": 2}))
+    with pytest.raises(InputError, match="budget"):
+        planned_runs(published, catalog, settings)
+
+
 def test_a_plan_with_priorities_above_the_clusters_maximum_is_refused(tmp_path: Path) -> None:
     published, catalog, settings = _published(tmp_path)
     runs, _ = planned_runs(published, catalog, settings)

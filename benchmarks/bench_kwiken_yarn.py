@@ -1,0 +1,255 @@
+"""Benchmark of Kwiken for YARN speculative execution on the embedded cluster with one slow node (issue 17
+item 4, docs/kwiken.md). Prints ONE JSON line.
+
+One node is made slow: a cgroup v1 CPU group ``/sys/fs/cgroup/cpu/corral-kwiken-<pid>`` with a CFS quota
+(default 10 % of one core for all of the node's task containers together), and a background thread
+that moves every task process of this cluster whose environment says ``NM_HOST=<that node>`` into it
+(the MRAppMaster's container, its attempt's first, stays out: speculation cannot help a slow AM). The group is removed at the end.
+
+Recurring jobs (wordcount, sort, grep; 4-8 maps each) run in rounds, all of a round's jobs at once:
+first ``--history-rounds`` rounds without speculation, ingested into a history store (the JobHistory
+source, as the pipeline does); then test rounds under three settings, in rotating order: no
+speculation, Hadoop's default speculation (DefaultSpeculator with mapred-default.xml's keys), and
+Kwiken's per-job settings from ``corral kwiken yarn-plan``'s code. Kwiken's budget B is set, after
+the first test round, to the extra task container-seconds default speculation spent there (measured
+from JobHistory: the durations of attempts that did not succeed, over all attempts' durations), so
+both spend about the same; what each spent is reported as measured. Job completion time (JCT) is
+JobHistory's finishTime - submitTime.
+
+Needs root (cgroups). About 25 minutes; ``--quick`` (4 history rounds, 3 test rounds) about 15.
+
+Usage: sudo .venv/bin/python benchmarks/bench_kwiken_yarn.py [--quick] [--cpu-quota F] [--cluster-json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import random
+import re
+import tempfile
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from corral_yarn.cluster import Cluster, CorralTags
+from corral_yarn.cluster.history import job_id_of
+from corral_yarn.kwiken.speculation import SPECULATIVE, SpeculationSettings
+from corral_yarn.minicluster import StartOptions, load_description, start_cluster, stop_cluster
+from corral_yarn.pipeline.catalog import RecurringJob
+from corral_yarn.pipeline.history import history_source
+from corral_yarn.pipeline.speculation import plan_from_store, with_speculation
+from estimator.records import IngestReport
+from estimator.store import HistoryStore
+
+log = logging.getLogger("bench_kwiken_yarn")
+CGROUP_ROOT = Path("/sys/fs/cgroup/cpu")
+PERIOD_US = 100_000
+AM_CONTAINER = re.compile(rb"(?:^|\0)CONTAINER_ID=container_\w+?_000001\0")  # an attempt's first container runs MRAppMaster
+BLOCK = 1 << 20
+WORDS = [f"w{k:04d}" for k in range(2000)]
+# (key, program, maps, reduces): the recurring jobs; one input block per map
+JOBS = [("wc-big", "wordcount", 8, 2), ("sort-mid", "sort", 6, 2), ("grep-mid", "grep", 6, 1), ("wc-small", "wordcount", 4, 1)]
+OFF = {SPECULATIVE["map"]: "false", SPECULATIVE["reduce"]: "false"}
+ON = {SPECULATIVE["map"]: "true", SPECULATIVE["reduce"]: "true"}  # mapred-default.xml's; the rest of its keys untouched
+
+
+class SlowNode:
+    """One NodeManager's task containers held to ``quota`` of one CPU by a cgroup v1 CPU group of ours."""
+
+    def __init__(self, host: str, marker: str, quota: float) -> None:
+        self.host, self.marker = f"NM_HOST={host}\0".encode(), marker.encode()
+        self.group = CGROUP_ROOT / f"corral-kwiken-{os.getpid()}"
+        self.quota = quota
+        self.moved: set[int] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="slow-node", daemon=True)
+
+    def __enter__(self) -> SlowNode:
+        self.group.mkdir()
+        (self.group / "cpu.cfs_period_us").write_text(str(PERIOD_US))
+        (self.group / "cpu.cfs_quota_us").write_text(str(int(self.quota * PERIOD_US)))
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        for pid in (self.group / "cgroup.procs").read_text().split():
+            try:
+                (CGROUP_ROOT / "cgroup.procs").write_text(pid)
+            except OSError:  # it ended meanwhile
+                pass
+        self.group.rmdir()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            for entry in os.listdir("/proc"):
+                if entry.isdigit() and int(entry) not in self.moved and self._is_slow_task(entry):
+                    try:
+                        (self.group / "cgroup.procs").write_text(entry)
+                        self.moved.add(int(entry))
+                    except OSError:
+                        pass
+
+    def _is_slow_task(self, pid: str) -> bool:
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            return False
+        return self.host in environ and self.marker in environ and not AM_CONTAINER.search(environ)
+
+
+def _text(rng: random.Random, size: int, program: str) -> str:
+    lines, total = [], 0
+    while total < size:
+        if program == "sort":
+            line = f"{rng.choice(WORDS)}{rng.randint(0, 99999):05d}\tv{rng.randint(0, 999)}"
+        else:
+            line = " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 16)))
+        lines.append(line)
+        total += len(line) + 1
+    return "\n".join(lines) + "\n"
+
+
+class Bench:
+    def __init__(self, cluster: Cluster, jar: str, work: Path) -> None:
+        self.cluster, self.jar, self.work = cluster, jar, work
+        self.topology = cluster.topology()
+        self.racks = tuple(self.topology.racks)
+        self.nonce = uuid.uuid4().hex[:8]
+        self.jobs = {key: RecurringJob(key=key, program=program, reduces=reduces, grep_pattern="w00[0-4].*", local_input=str(work / key))
+                     for key, program, _, reduces in JOBS}
+
+    def upload_inputs(self) -> None:
+        rng = random.Random(0)
+        uploader = self.cluster.uploader(self.topology)
+        for key, program, maps, _ in JOBS:
+            local = self.work / key
+            local.mkdir(parents=True, exist_ok=True)
+            (local / "part-0").write_text(_text(rng, maps * BLOCK - 4096, program))
+            uploader.upload(local, self._input(key), list(self.racks), block_bytes=BLOCK)
+
+    def _input(self, key: str) -> str:
+        return f"/bench-kwiken/{self.nonce}/{key}/in"
+
+    def round(self, config: str, index: int, props: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
+        """Run every job once at the same time under ``props`` (per recurring key); their measurements."""
+        submitter = self.cluster.mapreduce()
+        apps = []
+        for key, entry in self.jobs.items():
+            name = f"{key}-{config}-{index}"
+            job = with_speculation(entry.mapreduce_job(name, self.jar, [self._input(key)], f"/bench-kwiken/{self.nonce}/out/{name}"), props[key])
+            tags = CorralTags(f"kwy-{self.nonce}-{config}-{index}", key, self.racks, key=key)
+            apps.append((key, props[key], submitter.submit(job, tags).app_id))
+        with ThreadPoolExecutor(len(apps)) as pool:
+            return list(pool.map(lambda a: self.measure(config, *a), apps))
+
+    def measure(self, config: str, key: str, props: dict[str, str], app_id: str) -> dict[str, Any]:
+        final = self.cluster.rm.wait(app_id, timeout_s=1800)
+        job_id = job_id_of(app_id)
+        job = self.cluster.history.wait_for_job(job_id)
+        attempts = [a for a in self.cluster.history.attempts(job_id) if a.type in ("MAP", "REDUCE")]
+        seconds = [max(0, a.finished_ms - a.started_ms) / 1000 if a.finished_ms else 0.0 for a in attempts]
+        tasks = {a.attempt_id.rsplit("_", 1)[0].replace("attempt_", "task_") for a in attempts}
+        conf = self.cluster.history.conf(job_id)
+        return {"config": config, "key": key, "job_id": job_id, "succeeded": final.succeeded,
+                "jct_s": (job["finishTime"] - job["submitTime"]) / 1000,
+                "task_container_s": sum(seconds), "extra_container_s": sum(s for a, s in zip(attempts, seconds) if a.state != "SUCCEEDED"),
+                "tasks": len(tasks), "attempts": len(attempts), "settings_in_job_conf": all(conf.get(k) == v for k, v in props.items())}
+
+    def ingest(self, store: HistoryStore, runs: list[dict[str, Any]]) -> IngestReport:
+        source = history_source(self.cluster)
+        return store.append([source.run(r["job_id"]) for r in runs])
+
+
+def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    jct = np.array([r["jct_s"] for r in runs])
+    task_s, extra = sum(r["task_container_s"] for r in runs), sum(r["extra_container_s"] for r in runs)
+    return {"jobs": len(runs), "failed": sum(not r["succeeded"] for r in runs), "p50_jct_s": float(np.percentile(jct, 50)),
+            "p90_jct_s": float(np.percentile(jct, 90)), "p99_jct_s": float(np.percentile(jct, 99)), "max_jct_s": float(jct.max()),
+            "mean_jct_s": float(jct.mean()), "task_container_s": task_s, "extra_container_s": extra,
+            "extra_fraction": extra / max(task_s - extra, 1e-9), "speculative_attempts": sum(r["attempts"] - r["tasks"] for r in runs),
+            "settings_in_job_conf": all(r["settings_in_job_conf"] for r in runs),
+            "mean_jct_s_by_job": {k: float(np.mean([r["jct_s"] for r in runs if r["key"] == k])) for k, *_ in JOBS}}
+
+
+def _args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="2 history rounds and 2 test rounds")
+    p.add_argument("--history-rounds", type=int, default=None, help="rounds without speculation for the history (default 4; --quick 2)")
+    p.add_argument("--rounds", type=int, default=None, help="test rounds, each running all three settings (default 4; --quick 2)")
+    p.add_argument("--cpu-quota", type=float, default=0.1, help="the slow node's CPU, a fraction of one core (default 0.1)")
+    p.add_argument("--cluster-json", type=Path, default=None, help="use this running embedded cluster instead of starting one")
+    return p.parse_args()
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logging.getLogger("hdfs").setLevel(logging.WARNING)
+    args = _args()
+    start = time.monotonic()
+    history_rounds = args.history_rounds or (2 if args.quick else 4)
+    rounds = args.rounds or (2 if args.quick else 4)
+    work = Path(tempfile.mkdtemp(prefix="bench-kwiken-yarn-"))
+    options = StartOptions(base_dir=work / "cluster", exit_with=os.getpid())
+    description = load_description(args.cluster_json) if args.cluster_json else start_cluster(options)
+    try:
+        result = run(description, work, history_rounds, rounds, args.cpu_quota)
+    finally:
+        if not args.cluster_json:
+            stop_cluster(options.description_path)
+    result["wall_s"] = round(time.monotonic() - start, 1)
+    print(json.dumps(result))
+
+
+def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: int, quota: float) -> dict[str, Any]:
+    cluster = Cluster.from_description(description, progress=False)
+    bench = Bench(cluster, description["examples_jar"], work)
+    bench.upload_inputs()
+    slow = description["racks"][0]["nodes"][0]["host"]
+    marker = str(Path(description["log_dir"]).parent)
+    store = HistoryStore(work / "history")
+    by: dict[str, list[dict[str, Any]]] = {"none": [], "default": [], "kwiken": []}
+    with SlowNode(slow, marker, quota) as node:
+        for k in range(history_rounds):
+            runs = bench.round("history", k, {key: OFF for key in bench.jobs})
+            log.info("history round %d: %s", k, bench.ingest(store, runs).summary())
+        settings: SpeculationSettings | None = None
+        for k in range(rounds):
+            order = ["none", "default", "kwiken"]  # rotated; in round 0 Kwiken comes after the default run that sets its budget
+            for config in order[k % 3:] + order[:k % 3]:
+                if config == "kwiken" and settings is None:
+                    budget = min(1.0, max(0.01, summary(by["default"])["extra_fraction"]))
+                    settings = plan_from_store(store.root, budget)
+                    log.info("Kwiken's settings at budget %.3f: %s", budget, {j.key: j.properties for j in settings.jobs})
+                props = {key: OFF if config == "none" else ON if config == "default" else settings.properties(key) for key in bench.jobs}
+                by[config] += bench.round(config, k, props)
+                log.info("round %d %s: %s", k, config, json.dumps(summary(by[config])))
+        moved = len(node.moved)
+    s = {c: summary(r) for c, r in by.items()}
+    assert settings is not None
+    return {
+        "bench": "kwiken_yarn", "jobs": [dict(zip(("key", "program", "maps", "reduces"), j)) for j in JOBS],
+        "slow_node": slow, "cpu_quota": quota, "processes_slowed": moved, "history_rounds": history_rounds, "test_rounds": rounds,
+        "budget": settings.budget, "planned_cost": settings.planned_cost,
+        "plan": {j.key: {s_.type: round(s_.reissue_fraction, 4) for s_ in j.stages} for j in settings.jobs},
+        "settings": {j.key: j.properties for j in settings.jobs},
+        "none": s["none"], "default": s["default"], "kwiken": s["kwiken"],
+        "yarn.p99_jct_ratio_vs_default_speculation": s["kwiken"]["p99_jct_s"] / s["default"]["p99_jct_s"],
+        "yarn.max_jct_ratio_vs_default_speculation": s["kwiken"]["max_jct_s"] / s["default"]["max_jct_s"],
+        "yarn.p99_jct_ratio_vs_no_speculation": s["kwiken"]["p99_jct_s"] / s["none"]["p99_jct_s"],
+        "yarn.default_p99_jct_ratio_vs_no_speculation": s["default"]["p99_jct_s"] / s["none"]["p99_jct_s"],
+        "yarn.extra_container_s_ratio_vs_default_speculation": s["kwiken"]["extra_container_s"] / max(s["default"]["extra_container_s"], 1e-9),
+    }
+
+
+if __name__ == "__main__":
+    main()
