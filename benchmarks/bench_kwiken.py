@@ -94,7 +94,7 @@ def main() -> None:
             "fanout_stages": partial["stages"],
         },
         "combined": together,
-        "yarn": {"p99_jct_ratio_vs_default_speculation": None, "note": "not measured: no embedded-cluster run in this benchmark (docs/kwiken.md)"},
+        "yarn": {"p99_jct_ratio_vs_default_speculation": None, "note": "measured by benchmarks/bench_kwiken_yarn.py on the embedded cluster, not here (docs/kwiken.md)"},
         "figures": {"reissue": figures, "partial": partial},
         "workload_shape": synthetic.shape_check(shapes),
         "paper": PAPER,
