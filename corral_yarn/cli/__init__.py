@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from corral_yarn import __version__
-from corral_yarn.cli import cluster, estimator, kwiken, model, pipeline, plan, selector, simulate, testbed
+from corral_yarn.cli import cluster, estimator, kwiken, model, nomora, pipeline, plan, selector, simulate, testbed
 from corral_yarn.errors import CorralError, InputError
 
 # Add a module here to add its subcommands (estimator: history/estimate/backtest; simulator: simulate).
-COMMANDS = [plan, estimator, model, cluster, selector, simulate, pipeline, testbed, kwiken]
+COMMANDS = [plan, estimator, model, cluster, selector, simulate, pipeline, testbed, kwiken, nomora]
 
 EXIT_ERROR = 2
 LOGGERS = ("corral_yarn", "estimator")  # the packages whose logging -v shows

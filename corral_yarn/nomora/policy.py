@@ -153,13 +153,15 @@ class Job:
 class RoundArrays:
     """A round's outcome per job: root machine (-1: waits), each pending task's machine (-1: unscheduled),
     each running task's machine after the round (its own when kept; only in preempting rounds, else
-    empty), the optimal flow cost and the seconds spent in the solver (the paper's algorithm runtime)."""
+    empty), the optimal flow cost and the seconds spent in the solver (the paper's algorithm runtime),
+    wall clock and CPU time of this thread (the solver is single-threaded; CPU time is robust to a loaded machine)."""
 
     roots: np.ndarray
     pending: list[np.ndarray]
     running: list[np.ndarray]
     cost: int
     solver_s: float
+    solver_cpu_s: float = 0.0
 
 
 # Machine index -> latency (µs) from it to every machine, as (values, index): machine m's latency is
@@ -310,9 +312,9 @@ class _FlowNetwork:
         solver = min_cost_flow.SimpleMinCostFlow()
         solver.add_arcs_with_capacity_and_unit_cost(*arcs.columns)
         solver.set_nodes_supplies(np.arange(arcs.nodes, dtype=np.int64), arcs.supplies)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         status = solver.solve()
-        solver_s = time.perf_counter() - started
+        solver_s, solver_cpu_s = time.perf_counter() - started, time.thread_time() - cpu
         if status != solver.OPTIMAL:
             raise PlanningError(f"NoMora min-cost flow not solved: status {status}")
         flows = solver.flows(np.arange(len(arcs.columns[0]), dtype=np.int64))
@@ -322,7 +324,7 @@ class _FlowNetwork:
             pending[index], after = self._job_machines(slot, jobs[index], arcs, flows, pools)
             if preempt:
                 running[index] = after
-        return RoundArrays(roots, pending, running, int(solver.optimal_cost()), solver_s)
+        return RoundArrays(roots, pending, running, int(solver.optimal_cost()) // arcs.scale, solver_s, solver_cpu_s)
 
     def _arcs(self, model: CostModel) -> _Arcs:
         machines, racks, count = len(self.free), self.cluster.racks, len(self.jobs)
@@ -356,9 +358,17 @@ class _FlowNetwork:
         ]
         columns = tuple(np.concatenate([np.asarray(g[c], dtype=np.int64) for g in groups]) for c in range(4))
         starts = np.cumsum([0] + [len(g[0]) for g in groups])
+        scale = len(kept_owner) + 1
+        if scale > 1:
+            # Among equally cheap flows prefer the one moving fewest running tasks, as Firmament's incremental
+            # solver keeps its previous flow: costs x scale, +1 on a running task's arcs leaving its machine.
+            columns[3][:] *= scale
+            leaving = np.zeros(len(owner), dtype=np.int64)
+            leaving[movable_nodes - first_task] = 1
+            columns[3][starts[5]:starts[7]] += np.tile(leaving, 2)
         supplies = np.zeros(nodes, dtype=np.int64)
         supplies[0], supplies[first_task:] = -len(owner), 1
-        return _Arcs(columns, nodes, supplies, starts, np.cumsum([0] + to_machines), np.cumsum([0] + to_racks),
+        return _Arcs(columns, nodes, supplies, starts, scale, np.cumsum([0] + to_machines), np.cumsum([0] + to_racks),
                      np.cumsum(np.concatenate([[0], tasks])), np.cumsum([0] + [len(k[0]) for k in self.kept]))
 
     def _job_machines(self, slot: int, job: Job, arcs: _Arcs, flows: np.ndarray,
@@ -387,6 +397,7 @@ class _Arcs:
     nodes: int
     supplies: np.ndarray
     starts: np.ndarray  # first arc of each group in _FlowNetwork._arcs
+    scale: int  # costs were multiplied by it (tie-break towards keeping running tasks); the +1s sum below it
     machine_arcs: np.ndarray  # per job slot, offsets of its E_i -> M_m arcs within their group
     rack_arcs: np.ndarray
     task_arcs: np.ndarray
