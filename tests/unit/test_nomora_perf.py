@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from corral_yarn.errors import InputError
 from corral_yarn.nomora.perf import PERF_FLOOR, PUBLISHED, PerfLatencyFunction, arc_cost, arc_costs, fit
@@ -13,6 +13,7 @@ def test_published_functions_are_one_up_to_the_published_threshold_and_drop_afte
     assert p(threshold + 100) < 1.0
 
 
+@settings(deadline=None)  # wall-clock deadlines fail on a loaded machine, not on the property
 @given(st.sampled_from(sorted(PUBLISHED)), st.floats(0, 20_000), st.floats(0, 20_000))
 def test_published_functions_do_not_increase_with_latency(name, a, b):
     low, high = sorted((a, b))
