@@ -13,7 +13,9 @@ differ in names only by dates, timestamps and ids. The key is configurable:
 * ``column``: the value of a column of the imported table (CSV/JSON), stripped like a name.
 
 A run whose application carries Corral's ``corral-key:`` tag is keyed by it whatever the mode
-(:func:`tagged_key`): the pipeline and ``job_settings`` tag every planned job with its key.
+(:func:`tagged_key`): the pipeline and ``job_settings`` tag every planned job with its key. Its
+``corral-plan:``, ``corral-period:`` and ``corral-job:`` tags say which plan entry made it
+(:func:`plan_entry`), so a report joins runs to their plan without reading names.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from corral_yarn.cluster.tags import key_tag
+from corral_yarn.cluster.tags import CorralTags, key_tag
 from corral_yarn.errors import InputError
 
 KeyMode = Literal["name", "input_path", "pattern", "column"]
@@ -49,6 +51,15 @@ def tagged_key(tags: str | list[str] | None, derived: str) -> str:
     derived from the name stands when it is the same but for case. ``derived`` for untagged runs."""
     tagged = key_tag(tags) if tags else None
     return derived if tagged is None or tagged == derived.lower() else tagged
+
+
+def plan_entry(tags: str | list[str] | None) -> dict[str, str | None]:
+    """The plan id, planning period and planned job name an application's Corral tags carry (lower-cased
+    by YARN), as a JobRun's ``plan_id``, ``plan_period`` and ``planned_job``; all None for an ad hoc run."""
+    corral = CorralTags.decode(tags) if tags else None
+    if corral is None:
+        return {"plan_id": None, "plan_period": None, "planned_job": None}
+    return {"plan_id": corral.plan_id, "plan_period": corral.period, "planned_job": corral.job}
 
 
 def safe_key(text: str) -> str:

@@ -59,6 +59,9 @@ class JobRun:
     application_type: str = "MAPREDUCE"
     input_path: str | None = None
     is_profile: bool = False
+    plan_id: str | None = None  # the plan, period and planned job that made the run (its corral- tags), None for an ad hoc run
+    plan_period: str | None = None
+    planned_job: str | None = None
 
     @property
     def date(self) -> str:
@@ -94,6 +97,9 @@ SCHEMA = pa.schema(
         ("application_type", pa.string()),
         ("input_path", pa.string()),
         ("is_profile", pa.bool_()),
+        ("plan_id", pa.string()),
+        ("plan_period", pa.string()),
+        ("planned_job", pa.string()),
     ],
     metadata={"schema": HISTORY_SCHEMA},
 )
@@ -104,8 +110,14 @@ def to_table(runs: list[JobRun]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=SCHEMA)
 
 
+OPTIONAL_COLUMNS = ("plan_id", "plan_period", "planned_job")  # added to v1 later: a part file without them reads them as None
+
+
 def from_table(table: pa.Table) -> list[JobRun]:
     runs = []
+    for name in OPTIONAL_COLUMNS:
+        if name not in table.column_names:
+            table = table.append_column(pa.field(name, pa.string()), pa.nulls(table.num_rows, pa.string()))
     for row in table.select(SCHEMA.names).to_pylist():
         for key in ("map_task_samples", "reduce_task_samples"):
             row[key] = tuple(TaskSample(**t) for t in row[key] or ())

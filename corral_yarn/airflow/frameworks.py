@@ -8,8 +8,9 @@ priority p_j and queue to YARN (thesis §4.1). Guide: docs/pipeline.md ("Adding 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import datetime
 
-from corral_yarn.cluster.tags import plan_hints
+from corral_yarn.cluster.tags import period_id, plan_hints
 from corral_yarn.contracts import Plan
 from corral_yarn.errors import InputError
 _FORBIDDEN_QUEUE = set(", \t\n")
@@ -45,10 +46,13 @@ class JobSettings:
         return {**conf, key: self.queue} if self.queue else conf
 
 
-def job_settings(plan: Plan, job: str, queue: str | None = None, recurring_key: str | None = None) -> JobSettings:
-    """Job j's settings from a plan: R_j and identity as tags, the recurring key as a tag, p_j and the queue."""
+def job_settings(plan: Plan, job: str, queue: str | None = None, recurring_key: str | None = None,
+                 period_start: datetime | None = None) -> JobSettings:
+    """Job j's settings from a plan: R_j and identity as tags, the recurring key and the planning period
+    (its start) as tags, p_j and the queue."""
     hints, priority = plan_hints(plan, job)
-    tags = replace(hints, key=recurring_key).encode()  # corral-key: history reads the key, not the app name
+    period = period_id(period_start) if period_start is not None else None
+    tags = replace(hints, key=recurring_key, period=period).encode()  # history reads the key and period, not the app name
     if queue is not None and (not queue or _FORBIDDEN_QUEUE & set(queue)):
         raise InputError(f"queue {queue!r} is not a YARN queue name")
     return JobSettings(tuple(tags), priority, queue)

@@ -1,8 +1,9 @@
 """The Corral hints on a YARN application: its plan, its job and its rack set R_j as application tags.
 
 The encoding is the contract with the scheduler in java_patch (docs/rack-tags.md, ``RackSetTags``):
-``corral-plan:<plan_id>``, ``corral-job:<job name>``, optionally ``corral-key:<recurring key>`` (so
-history knows which recurring job a run was without reading its name), and
+``corral-plan:<plan_id>``, ``corral-job:<job name>``, optionally ``corral-key:<recurring key>`` and
+``corral-period:<period>`` (so history knows which recurring job a run was, and which period's plan
+made it, without reading its name; the scheduler ignores both), and
 ``corral-racks-<k>:<rack>;<rack>;...`` for k = 0, 1, ..., each tag at most 100 characters. Within a tag, a rack with the same parent as the one
 before it is written as its last path component alone (``/dc1/rack-07;rack-08``). YARN lower-cases
 tags, so decoding is case-insensitive and rack names are compared lower-cased.
@@ -14,6 +15,7 @@ import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from corral_yarn.contracts import Plan
 from corral_yarn.errors import InputError
@@ -24,6 +26,7 @@ MAX_TAGS = 10  # yarn.resourcemanager.application.max-tags' default
 PLAN_PREFIX = "corral-plan:"
 JOB_PREFIX = "corral-job:"
 KEY_PREFIX = "corral-key:"
+PERIOD_PREFIX = "corral-period:"
 RACKS_PREFIX = "corral-racks-"
 RACKS_TAG = re.compile(r"corral-racks-(\d{1,3}):(.*)")
 RACK_SEPARATOR = ";"
@@ -39,23 +42,25 @@ class MalformedRackSetError(InputError):
 @dataclass(frozen=True)
 class CorralTags:
     """What the tags of one application say: plan id, job name, rack set R_j and, when given, the
-    recurring key (all lower-cased, as YARN stores tags)."""
+    recurring key and the planning period (all lower-cased, as YARN stores tags). The job's stable id
+    is (key, period); (plan id, period, job) names the plan entry that made the run."""
 
     plan_id: str
     job: str
     racks: tuple[str, ...]
     key: str | None = None
+    period: str | None = None
 
     def encode(self) -> list[str]:
-        """The application tags, in order: plan, job, then the rack set split into <= 100-char tags."""
-        for what, value in (("plan id", self.plan_id), ("job name", self.job), ("recurring key", self.key)):
+        """The application tags, in order: plan, job, key and period when given, then the rack set split into <= 100-char tags."""
+        for what, value in (("plan id", self.plan_id), ("job name", self.job), ("recurring key", self.key), ("period", self.period)):
             if value is not None:
                 check_tag_value(what, value)
         racks = sorted({r.lower() for r in self.racks})
         if bad := [r for r in racks if not RACK_PATH.fullmatch(r)]:
             raise InputError(f"rack {bad[0]!r} cannot go into a rack-set tag: it must be a topology path like /rack-a")
-        key = [KEY_PREFIX + self.key] if self.key is not None else []
-        tags = [PLAN_PREFIX + self.plan_id, JOB_PREFIX + self.job, *key, *_rack_tags(racks)]
+        identity = [prefix + value for prefix, value in ((KEY_PREFIX, self.key), (PERIOD_PREFIX, self.period)) if value is not None]
+        tags = [PLAN_PREFIX + self.plan_id, JOB_PREFIX + self.job, *identity, *_rack_tags(racks)]
         if too_long := [t for t in tags if len(t) > MAX_TAG_CHARS]:
             raise InputError(f"tag {too_long[0]!r} is longer than YARN's {MAX_TAG_CHARS} characters")
         if len(tags) > MAX_TAGS:
@@ -69,8 +74,7 @@ class CorralTags:
         ``racks`` is the rack set the scheduler confines the application to: empty when its rack-set
         tags are malformed (logged), as RackSetTags reads them."""
         items = _tag_items(tags)
-        plan = next((t.removeprefix(PLAN_PREFIX) for t in items if t.startswith(PLAN_PREFIX)), None)
-        job = next((t.removeprefix(JOB_PREFIX) for t in items if t.startswith(JOB_PREFIX)), None)
+        plan, job = _tag_value(items, PLAN_PREFIX), _tag_value(items, JOB_PREFIX)
         if plan is None or job is None:
             return None
         try:
@@ -78,11 +82,13 @@ class CorralTags:
         except MalformedRackSetError as exc:
             log.warning("plan %s job %s: %s; the scheduler confines it to no rack set", plan, job, exc)
             racks = ()
-        return cls(plan_id=plan, job=job, racks=racks, key=key_tag(items))
+        return cls(plan_id=plan, job=job, racks=racks, key=_tag_value(items, KEY_PREFIX), period=_tag_value(items, PERIOD_PREFIX))
 
     def matches(self, other: CorralTags) -> bool:
-        """Same plan and job, compared as YARN stores them (lower-cased)."""
-        return (self.plan_id.lower(), self.job.lower()) == (other.plan_id.lower(), other.job.lower())
+        """Same plan and job, and the same period when both carry one, compared as YARN stores them (lower-cased):
+        two periods with the same inputs get the same plan id."""
+        periods = {p.lower() for p in (self.period, other.period) if p is not None}
+        return len(periods) <= 1 and (self.plan_id.lower(), self.job.lower()) == (other.plan_id.lower(), other.job.lower())
 
 
 def check_tag_value(what: str, value: str) -> None:
@@ -115,7 +121,12 @@ def _sibling(previous: str, rack: str) -> str:
 
 def key_tag(tags: list[str] | str) -> str | None:
     """The recurring key an application's tags carry (``corral-key:``, lower-cased by YARN), or None."""
-    return next((t.removeprefix(KEY_PREFIX) for t in _tag_items(tags) if t.startswith(KEY_PREFIX)), None)
+    return _tag_value(_tag_items(tags), KEY_PREFIX)
+
+
+def _tag_value(items: list[str], prefix: str) -> str | None:
+    """The value of the first tag starting with ``prefix``, or None."""
+    return next((t.removeprefix(prefix) for t in items if t.startswith(prefix)), None)
 
 
 def _tag_items(tags: list[str] | str) -> list[str]:
@@ -154,6 +165,12 @@ def _expand(part: str) -> list[str]:
             raise MalformedRackSetError(f"{item!r} is not a rack path like /rack-a"
                                         + (f" nor the name of a sibling of {racks[-1]}" if racks else ""))
     return racks
+
+
+def period_id(start: datetime) -> str:
+    """A planning period's id, as ``corral-period:`` carries it: its start in UTC as ``YYYYMMDDTHHMMSSZ``
+    (the pipeline's period directory name; YARN stores it lower-cased)."""
+    return f"{start.astimezone(UTC):%Y%m%dT%H%M%SZ}"
 
 
 def plan_hints(plan: Plan, job: str) -> tuple[CorralTags, int]:

@@ -22,6 +22,7 @@ from corral_yarn import io
 from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.grants import grant_period
 from corral_yarn.cluster.history import job_id_of
+from corral_yarn.cluster.tags import period_id
 from corral_yarn.cluster.rm import AppReport
 from corral_yarn.cluster.upload import PlacementReport
 from corral_yarn.errors import InputError
@@ -62,7 +63,8 @@ class PlannedRun(BaseModel):
 
     @property
     def tags(self) -> CorralTags:
-        return CorralTags(self.plan_id, self.name, tuple(self.racks), key=self.job.key)
+        """R_j and the job's stable id: its recurring key and the planning period (issue 16 item 4)."""
+        return CorralTags(self.plan_id, self.name, tuple(self.racks), key=self.job.key, period=period_id(self.period_start))
 
     @property
     def app_name(self) -> str:

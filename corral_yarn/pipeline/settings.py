@@ -7,12 +7,13 @@ published on HDFS under ``plans_dir``; each run's input and output go under ``ru
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat
 
+from corral_yarn.cluster.tags import period_id
 from corral_yarn.contracts import Scenario
 from corral_yarn.io import parse
 
@@ -72,4 +73,5 @@ class Period(BaseModel):
 
     @property
     def stamp(self) -> str:
-        return f"{self.start.astimezone(UTC):%Y%m%dT%H%M%SZ}"
+        """The period's id: its directory name and its ``corral-period:`` tag (:func:`~corral_yarn.cluster.tags.period_id`)."""
+        return period_id(self.start)

@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from corral_yarn.cluster.errors import ClusterError
 from corral_yarn.cluster.history import JobHistory
-from estimator.identity import RecurringKey, tagged_key
+from estimator.identity import RecurringKey, plan_entry, tagged_key
 from estimator.records import SUCCEEDED, IngestReport, JobRun, TaskSample
 from estimator.sources.rest import from_ms
 
@@ -99,6 +99,7 @@ class JobHistorySource:
             nodes=tuple(sorted({n for _, n in placements})),
             outcome=outcome,
             input_path=input_path,
+            **plan_entry(conf.get(JOB_TAGS)),
         )
 
     def _samples(self, job_id: str) -> tuple[tuple[TaskSample, ...], tuple[TaskSample, ...], set[tuple[str, str]]]:

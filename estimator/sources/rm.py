@@ -9,7 +9,7 @@ jobs (it lists them as recurring jobs without sized runs), since the planner nee
 from __future__ import annotations
 
 from corral_yarn.cluster.rest import RestClient, items
-from estimator.identity import RecurringKey, tagged_key
+from estimator.identity import RecurringKey, plan_entry, tagged_key
 from estimator.records import IngestReport, JobRun
 from estimator.sources.rest import from_ms
 
@@ -45,6 +45,7 @@ class ResourceManagerSource:
                     finish_time=from_ms(app.get("finishedTime")),
                     outcome=app.get("finalStatus") or app.get("state", "UNKNOWN"),
                     application_type=app.get("applicationType", "UNKNOWN"),
+                    **plan_entry(app.get("applicationTags")),
                 )
             )
         return runs

@@ -12,6 +12,7 @@ import tempfile
 import threading
 import tomllib
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import import_module
 from pathlib import Path
@@ -187,6 +188,8 @@ def test_spark_conf_carries_rj_priority_queue_and_recurring_key() -> None:
     tags = conf["spark.yarn.tags"].split(",")
     assert CorralTags.decode(tags) == CorralTags("p42", "daily-report", ("/dc1/rack-a", "/dc1/rack-b"), key="daily-report")
     assert "corral-key:daily-report" in tags
+    dated = job_settings(_plan(), "daily-report", recurring_key="daily-report", period_start=datetime(2026, 11, 25, tzinfo=UTC))
+    assert CorralTags.decode(list(dated.tags)).period == "20261125t000000z"
 
 
 def test_hadoop_jar_args_and_tez_conf_carry_the_same_tags() -> None:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corral_yarn.cluster.tags import MAX_TAG_CHARS, CorralTags, MalformedRackSetError, key_tag, parse_rack_set
+from corral_yarn.cluster.tags import MAX_TAG_CHARS, CorralTags, MalformedRackSetError, key_tag, parse_rack_set, period_id
 from corral_yarn.errors import InputError
 
 rack = st.from_regex(r"(/(dc[0-2]|row-[0-2])){0,2}/[a-z0-9][a-z0-9._\-]{0,30}", fullmatch=True)
@@ -103,3 +104,20 @@ def test_the_recurring_key_rides_in_its_own_tag_and_comes_back_lower_cased() -> 
     assert key_tag(",".join(tags)) == "daily-clicks" and key_tag(["corral-job:j"]) is None
     with pytest.raises(InputError, match="recurring key 'a;b'"):
         CorralTags("p", "j", (), key="a;b").encode()
+
+
+def test_the_period_rides_in_its_own_tag_after_the_key_and_names_the_plan_entry_with_plan_and_job() -> None:
+    start = datetime(2026, 11, 25, tzinfo=UTC)
+    assert period_id(start) == "20261125T000000Z" and period_id(datetime(2026, 11, 25, 1, tzinfo=timezone(timedelta(hours=1)))) == "20261125T000000Z"
+    tags = CorralTags("p", "j", ("/rack-a",), key="k", period=period_id(start)).encode()
+    assert tags[:4] == ["corral-plan:p", "corral-job:j", "corral-key:k", "corral-period:20261125t000000z"]
+    assert CorralTags.decode(tags) == CorralTags("p", "j", ("/rack-a",), key="k", period="20261125t000000z")
+    assert CorralTags.decode(["corral-plan:p", "corral-job:j"]).period is None
+    with pytest.raises(InputError, match="period 'a,b'"):
+        CorralTags("p", "j", (), period="a,b").encode()
+
+
+def test_runs_of_one_plan_id_in_two_periods_are_different_applications() -> None:
+    today, tomorrow = CorralTags("p", "j", (), period="20261125T000000Z"), CorralTags("p", "j", (), period="20261126t000000z")
+    assert not today.matches(tomorrow) and today.matches(CorralTags("P", "J", (), period="20261125t000000z"))
+    assert today.matches(CorralTags("p", "j", ()))  # an application submitted before periods were tagged

@@ -24,6 +24,7 @@ from estimator.sources.tabular import read_csv, read_json
 from estimator.store import HistoryStore
 
 SWIM = Path(__file__).resolve().parents[1] / "data/swim/FB-2009_samples_24_times_1hr_0.tsv"
+TAGS = "corral-plan:p7,corral-job:wordcount-daily,corral-key:wordcount,corral-period:20260105t000000z,corral-racks-0:/r1;r2"
 HEADER = "name,submit_time,start_time,finish_time,input_bytes,shuffle_bytes,output_bytes,map_tasks,reduce_tasks\n"
 
 
@@ -257,7 +258,8 @@ def jobhistory():
         f"{API}/jobs": (200, {"jobs": {"job": [{"id": "job_1_0001"}, {"id": "job_1_0002"}, {"id": "job_1_0003"}]}}),
         f"{API}/jobs/job_1_0001": (200, {"job": {**job, "name": "wordcount-2026-01-05"}}),
         f"{API}/jobs/job_1_0001/counters": (200, _counters(HDFS_BYTES_READ=400, REDUCE_SHUFFLE_BYTES=300, HDFS_BYTES_WRITTEN=100)),
-        f"{API}/jobs/job_1_0001/conf": (200, {"conf": {"property": [{"name": "mapreduce.input.fileinputformat.inputdir", "value": "hdfs:/in/2026/01/05"}]}}),
+        f"{API}/jobs/job_1_0001/conf": (200, {"conf": {"property": [{"name": "mapreduce.input.fileinputformat.inputdir", "value": "hdfs:/in/2026/01/05"},
+                                                                  {"name": "mapreduce.job.tags", "value": TAGS}]}}),
         **_task_routes("job_1_0001"),
         f"{API}/jobs/job_1_0002": (200, {"job": {**job, "name": "partial"}}),
         f"{API}/jobs/job_1_0002/counters": (200, _counters(HDFS_BYTES_READ=400)),
@@ -278,6 +280,7 @@ def test_jobhistory_rows_match_counters_and_bad_jobs_are_counted(jobhistory, tmp
     assert run.recurring_key == "wordcount" and run.input_path == "hdfs:/in/2026/01/05"
     assert run.map_task_samples[0].seconds == 4.0 and run.reduce_task_samples[0].seconds == 2.0
     assert run.racks == ("/r1", "/r2") and run.nodes == ("n1", "n2")
+    assert (run.plan_id, run.plan_period, run.planned_job) == ("p7", "20260105t000000z", "wordcount-daily")
     assert report.skipped == {"missing counter": 1, "unreadable job": 1}
     ingest(tmp_path, runs, report)
     assert balanced(report)
@@ -310,4 +313,5 @@ def test_rm_source_reads_non_mapreduce_apps_only():
     finally:
         server.close()
     assert [r.recurring_key for r in runs] == ["spark-etl"] and runs[0].input_bytes is None
+    assert (runs[0].plan_id, runs[0].plan_period, runs[0].planned_job) == (None, None, None)  # ad hoc: no Corral tags
     assert report.read == 2 and sum(report.skipped.values()) == 1

@@ -6,6 +6,7 @@ import json
 import os
 from datetime import UTC, datetime, timedelta
 
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -109,13 +110,24 @@ times = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2030, 1,
     reduces=samples,
     nodes=st.lists(st.text(min_size=1, max_size=8), max_size=3).map(tuple),
     profile=st.booleans(),
+    entry=st.one_of(st.none(), st.tuples(*[st.text(min_size=1, max_size=12)] * 3)),
 )
-def test_runs_round_trip_through_parquet(tmp_path_factory, submit, sizes, maps, reduces, nodes, profile):
+def test_runs_round_trip_through_parquet(tmp_path_factory, submit, sizes, maps, reduces, nodes, profile, entry):
     original = JobRun(
         run_id="r", recurring_key="k", name="n", source="s", submit_time=submit,
         input_bytes=sizes[0], shuffle_bytes=sizes[1], output_bytes=sizes[2],
         map_task_samples=tuple(maps), reduce_task_samples=tuple(reduces), nodes=nodes, is_profile=profile,
+        **dict(zip(("plan_id", "plan_period", "planned_job"), entry or (None,) * 3)),
     )
     store = HistoryStore(tmp_path_factory.mktemp("rt"))
     store.append([original], IngestReport(), SkewPolicy(now=datetime(2031, 1, 1, tzinfo=UTC)))
     assert store.runs() == [original]
+
+
+def test_a_part_file_written_before_runs_carried_their_plan_entry_reads_it_as_none(tmp_path):
+    store = HistoryStore(tmp_path)
+    store.append([run(1, plan_id="p", plan_period="20260105t000000z", planned_job="daily-1")])
+    part = store.part_files()[0]
+    old = pq.read_table(part).drop_columns(["plan_id", "plan_period", "planned_job"])
+    pq.write_table(old.replace_schema_metadata({"schema": "corral-yarn/history/v1"}), part)
+    assert store.runs() == [run(1)]

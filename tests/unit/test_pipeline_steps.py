@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from corral_yarn.cluster import CorralTags
 from corral_yarn.cluster.history import TaskAttempt
 from corral_yarn.cluster.topology import Topology
 from corral_yarn.cluster.webhdfs import BlockLocation
@@ -113,6 +114,7 @@ def test_planned_runs_follow_the_prioritization_order_and_skip_unknown_jobs(tmp_
     for run in runs:
         assert run.racks == published.plan.job(run.name).racks and run.hdfs_input.startswith("/r/V1/")
         assert strip_volatile(run.app_name) == run.job.key  # the next ingest finds the same recurring job
+        assert run.tags == CorralTags(published.plan.plan_id, run.name, tuple(run.racks), key=run.job.key, period=published.period.stamp)
     partial = Catalog(jar="/j.jar", jobs=catalog.jobs[1:])
     runs, unknown = planned_runs(published, partial, settings)
     assert len(runs) == 3 and len(unknown) == 1 and unknown[0].startswith(catalog.jobs[0].key)
