@@ -163,11 +163,19 @@ class Bench:
         return {"config": config, "key": key, "job_id": job_id, "succeeded": final.succeeded,
                 "jct_s": (job["finishTime"] - job["submitTime"]) / 1000,
                 "task_container_s": sum(seconds), "extra_container_s": sum(s for a, s in zip(attempts, seconds) if a.state != "SUCCEEDED"),
-                "tasks": len(tasks), "attempts": len(attempts), "settings_in_job_conf": all(conf.get(k) == v for k, v in props.items())}
+                "tasks": len(tasks), "attempts": len(attempts), "settings_in_job_conf": all(_same(conf.get(k), v) for k, v in props.items())}
 
     def ingest(self, store: HistoryStore, runs: list[dict[str, Any]]) -> IngestReport:
         source = history_source(self.cluster)
         return store.append([source.run(r["job_id"]) for r in runs])
+
+
+def _same(shown: str | None, given: str) -> bool:
+    """JobHistory's JSON types values (``0.0`` may come back as ``0``): equal as numbers, else as text."""
+    try:
+        return float(shown or "nan") == float(given)
+    except ValueError:
+        return shown == given
 
 
 def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:

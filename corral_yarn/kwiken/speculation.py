@@ -105,7 +105,7 @@ def settings(stages: Sequence[tuple[TaskType, float, int]]) -> dict[str, str]:
     props = {SPECULATIVE[t]: "true" if r > 0 else "false" for t, r, _ in stages}
     allowed = max((copies_at_once(r, n) for _, r, n in stages), default=0)
     if allowed:
-        props |= {CAP_RUNNING: "0.0", CAP_TOTAL: "0.0", MINIMUM_ALLOWED: str(allowed),
+        props |= {CAP_RUNNING: "0", CAP_TOTAL: "0", MINIMUM_ALLOWED: str(allowed),
                   RETRY_AFTER_SPECULATE: str(SCAN_MS), RETRY_AFTER_NO_SPECULATE: str(SCAN_MS)}
     return props
 

@@ -74,7 +74,7 @@ def test_settings_map_fractions_onto_hadoop_keys() -> None:
     assert off == {"mapreduce.map.speculative": "false", "mapreduce.reduce.speculative": "false"}
     on = settings([("map", 0.25, 8), ("reduce", 0.0, 2)])
     assert on["mapreduce.map.speculative"] == "true" and on["mapreduce.reduce.speculative"] == "false"
-    assert (on[MINIMUM_ALLOWED], on[CAP_RUNNING], on[CAP_TOTAL], on[RETRY_AFTER_SPECULATE]) == ("2", "0.0", "0.0", "1000")
+    assert (on[MINIMUM_ALLOWED], on[CAP_RUNNING], on[CAP_TOTAL], on[RETRY_AFTER_SPECULATE]) == ("2", "0", "0", "1000")
     assert settings([("map", 0.1, 8), ("reduce", 1.0, 3)])[MINIMUM_ALLOWED] == "3"  # one key per job: the larger
 
 
