@@ -32,6 +32,14 @@ Rate = Annotated[float, Field(ge=MIN_RATE, le=MAX_RATE)]
 Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS)]
 Slots = Annotated[int, Field(ge=1, le=MAX_SLOTS)]
 Name = Field(min_length=1, max_length=200, pattern=r"^[^\s,;]+$")
+ClassName = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\s,;]+$")]
+MAX_SPEEDUP = 100.0  # a node class or a job at most 100x the reference rates (or 1/100 of them)
+Speedup = Annotated[float, Field(ge=1.0 / MAX_SPEEDUP, le=MAX_SPEEDUP)]
+
+
+def _absent(value: object) -> bool:
+    """Optional fields added after v1 are left out of the JSON (and the plan digest) when not given."""
+    return value is None
 
 
 class _Strict(BaseModel):
@@ -48,6 +56,7 @@ class Rack(_Strict):
 
     name: str = Name
     machines: list[str] = Field(min_length=1)
+    node_class: ClassName | None = Field(default=None, exclude_if=_absent, description="the rack's node class (docs/paragon.md)")
 
     @model_validator(mode="after")
     def _unique_machines(self) -> Rack:
@@ -72,6 +81,16 @@ class MRCutePlus(_Strict):
 LatencyModel = Literal["paper"] | MRCutePlus
 
 
+class NodeClass(_Strict):
+    """A hardware class of machines (Paragon's server configuration, paper 003 §2.1): how fast a job's
+    tasks run there relative to the job's reference rates, unless the job has its own figure for the class."""
+
+    speedup: Speedup = Field(default=1.0, description="default multiplier of B_map^P and B_reduce^P on this class")
+    map_speedup: Speedup | None = Field(default=None, description="default multiplier of B_map^P (else speedup)")
+    reduce_speedup: Speedup | None = Field(default=None, description="default multiplier of B_reduce^P (else speedup)")
+    disk_bandwidth_bytes_per_s: Rate | None = Field(default=None, description="B_D of this class (else the cluster's)")
+
+
 class ClusterSpec(_Strict):
     """Racks of machines under a folded-Clos core (thesis §3.1.2, §4.5.2).
 
@@ -90,9 +109,12 @@ class ClusterSpec(_Strict):
     oversubscription: float | None = Field(default=None, gt=1.0, le=MAX_OVERSUBSCRIPTION)
     rack_core_bandwidth_bytes_per_s: Rate | None = None
     model: LatencyModel = "paper"
+    node_classes: dict[ClassName, NodeClass] | None = Field(default=None, exclude_if=_absent, min_length=1,
+                                                          description="heterogeneous racks: the classes each rack's node_class names")
 
     @model_validator(mode="after")
     def _topology(self) -> ClusterSpec:
+        self._check_classes()
         if dup := _duplicates([r.name for r in self.racks]):
             raise ValueError(f"duplicate rack names {dup}")
         if dup := _duplicates([m for r in self.racks for m in r.machines]):
@@ -110,6 +132,20 @@ class ClusterSpec(_Strict):
         elif self.rack_core_bandwidth_bytes_per_s is None:
             object.__setattr__(self, "rack_core_bandwidth_bytes_per_s", uplink_full / self.oversubscription)
         return self
+
+    def _check_classes(self) -> None:
+        """With node_classes every rack names one of them; without, none names any."""
+        for i, rack in enumerate(self.racks):
+            if self.node_classes is None and rack.node_class is not None:
+                raise ValueError(f"racks[{i}].node_class {rack.node_class!r} given but the cluster has no node_classes")
+            if self.node_classes is not None and rack.node_class not in self.node_classes:
+                known = ", ".join(sorted(self.node_classes))
+                raise ValueError(f"racks[{i}].node_class must name one of node_classes ({known}), got {rack.node_class!r}")
+
+    @property
+    def class_names(self) -> list[str]:
+        """The node classes in the order their first rack appears (empty for identical machines)."""
+        return list(dict.fromkeys(r.node_class for r in self.racks if r.node_class is not None))
 
     @property
     def machines_per_rack(self) -> int:
@@ -190,6 +226,8 @@ class JobSpec(_Strict):
     stages: list[StageSpec] = Field(min_length=1)
     input_path: str | None = None
     recurring_key: str | None = None
+    class_speedups: dict[ClassName, Speedup] | None = Field(
+        default=None, exclude_if=_absent, description="this job's task-rate multiplier per node class (history or classification)")
 
     @model_validator(mode="before")
     @classmethod
@@ -275,6 +313,7 @@ class PlannedJob(_Strict):
     planned_finish_s: float = Field(description="start + L'_j(r_j), with the data-balance penalty")
     input_bytes: float
     cross_rack_shuffle_bytes: float
+    node_class: str | None = Field(default=None, exclude_if=_absent, description="the node class of R_j (heterogeneous racks)")
 
 
 class PlanOptions(_Strict):

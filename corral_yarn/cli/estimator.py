@@ -16,9 +16,10 @@ from corral_yarn.cli.types import positive_int
 from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.contracts import BLOCK_BYTES
 from corral_yarn.errors import InputError
-from corral_yarn.io import load, parse_duration, parse_time, save, write_atomic
+from corral_yarn.io import load, load_cluster, parse_duration, parse_time, save, write_atomic
 from corral_yarn.report.html import publish
 from estimator.backtest import AUTO, backtest, summarize, unscored
+from estimator.classes import with_class_speedups
 from estimator.estimate import EstimateOptions, estimate
 from estimator.fit import disk_bandwidth
 from estimator.horizons import horizon_backtest, summarize_horizons
@@ -130,15 +131,21 @@ def _estimate(args: argparse.Namespace) -> int:
     )
     runs = _history(args.store).runs()
     new_jobs = load(NewJobs, args.new_jobs).jobs if args.new_jobs else []
+    cluster = load_cluster(args.cluster) if args.cluster else None
     result = estimate(runs, options, new_jobs)
-    save(result.workload, args.out)
+    workload, classes = result.workload, None
+    if cluster is not None and cluster.node_classes:  # heterogeneous racks: per-class speedups (docs/paragon.md)
+        workload, classes = with_class_speedups(workload, [r for r in runs if r.submit_time < options.at], cluster)
+    save(workload, args.out)
     if args.details:
         details = {"jobs": result.details, "defaults_used": dict(result.defaults_used), "unsized_jobs": result.unsized_jobs}
+        if classes is not None:
+            details["class_speedups"] = {"speedups": classes.speedups, "filled_by_classification": classes.filled}
         write_atomic(args.details, json.dumps(details, indent=2) + "\n")
     if args.disk_bandwidth_out:
         write_atomic(args.disk_bandwidth_out, json.dumps(disk_bandwidth([r for r in runs if r.submit_time < options.at]), indent=2) + "\n")
     unsized = f"; {len(result.unsized_jobs)} recurring jobs without sized runs not predicted" if result.unsized_jobs else ""
-    print(f"wrote {len(result.workload.jobs)} predicted jobs to {args.out}{unsized}")
+    print(f"wrote {len(workload.jobs)} predicted jobs to {args.out}{unsized}")
     return 0
 
 
@@ -214,6 +221,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-adhoc", action="store_true", help="predict recurring slots only, not the size classes' uncovered arrival rates")
     p.add_argument("--details", metavar="FILE", help="also write per-job predictor, matched runs, intervals and MRCute fit (JSON)")
     p.add_argument("--disk-bandwidth-out", metavar="FILE", help="also write B_D per machine fitted from task samples (JSON)")
+    p.add_argument("--cluster", type=Path, metavar="FILE",
+                   help="cluster spec; with node_classes, each job gets its per-class speedups from its task samples (docs/paragon.md)")
     p.add_argument("--default-map-rate", type=float, default=50e6, metavar="B/S", help="B_map^P for jobs without task samples (default 5e7)")
     p.add_argument("--default-reduce-rate", type=float, default=50e6, metavar="B/S", help="B_reduce^P for jobs without task samples (default 5e7)")
     p.add_argument("--block-size", type=positive_int, default=BLOCK_BYTES, metavar="N",

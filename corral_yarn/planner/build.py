@@ -13,7 +13,8 @@ from corral_yarn.contracts import MAX_SECONDS, ClusterSpec, JobSpec, Order, Plan
 from corral_yarn.errors import InputError
 from corral_yarn.io import inputs_sha256
 from corral_yarn.model import default_alpha, latency_table
-from corral_yarn.planner import fast, reference
+from corral_yarn.model.classes import check_class_speedups, class_cluster, class_racks, identical_machines, job_on_class
+from corral_yarn.planner import fast, hetero, reference
 from corral_yarn.planner.bounds import lower_bound
 from corral_yarn.planner.schedule import DEFAULT_ORDER, Scenario, Schedule, SlotDemand
 
@@ -47,22 +48,26 @@ def build_plan(
     alpha = default_alpha(cluster) if alpha is None else alpha
     options = PlanOptions(order=order or DEFAULT_ORDER[scenario], sharing=sharing)
     step("latency model")
-    with np.errstate(over="ignore", invalid="ignore"):
-        latency, penalized = latency_table(jobs, cluster, alpha)
-    _check_finite(jobs, penalized)
+    check_class_speedups(jobs, cluster)
     arrival = np.array([j.arrival_s for j in jobs], dtype=np.float64)
     log.info("planning %d jobs on %d racks (%s, %s, %s order)", len(jobs), len(cluster.racks), scenario, implementation, options.order)
-    step(f"{implementation} heuristic")
     slots = slot_demand(jobs, cluster) if sharing == "slots" else None
-    schedule = IMPLEMENTATIONS[implementation](scenario, penalized, arrival, options.order, slots=slots)
+    if cluster.node_classes is None:
+        latency, penalized = _latency(jobs, cluster, alpha)
+        step(f"{implementation} heuristic")
+        schedule = IMPLEMENTATIONS[implementation](scenario, penalized, arrival, options.order, slots=slots)
+        job_class, bound_table = None, penalized
+    else:
+        step(f"{implementation} heuristic per node class")
+        latency, penalized, schedule, job_class, bound_table = _plan_classes(workload, cluster, scenario, alpha, arrival, implementation, options)
     with_bound = with_bound and slots is None  # the LP bound is over whole racks: sharing may beat it
     if with_bound:
         step("LP lower bound")
-    bound = lower_bound(scenario, penalized, arrival) if with_bound else None
+    bound = lower_bound(scenario, bound_table, arrival) if with_bound else None
     # whole-rack plans keep the digest (and plan_id) they had before sharing existed
     digest = inputs_sha256(workload, cluster, {"scenario": scenario, "alpha": alpha, "planner": PLANNER_VERSION,
                                                **options.model_dump(exclude=None if slots else {"sharing"})})
-    planned = _planned_jobs(jobs, cluster, schedule, latency, penalized, arrival if scenario == "online" else 0 * arrival)
+    planned = _planned_jobs(jobs, cluster, schedule, latency, penalized, arrival if scenario == "online" else 0 * arrival, job_class)
     rack_bytes = _rack_input_bytes(cluster, planned)
     return Plan(
         plan_id=digest[:16],
@@ -83,6 +88,56 @@ def build_plan(
         cross_rack_shuffle_bytes=sum(p.cross_rack_shuffle_bytes for p in planned),
         all_racks_cross_rack_shuffle_bytes=sum(_cross_rack_shuffle(j, len(cluster.racks)) for j in jobs),
     )
+
+
+def _latency(jobs: list[JobSpec], cluster: ClusterSpec, alpha: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(L, L') over r = 1..R, checked finite (thesis §4.3.4)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        latency, penalized = latency_table(jobs, cluster, alpha)
+    _check_finite(jobs, penalized)
+    return latency, penalized
+
+
+def _plan_classes(workload: Workload, cluster: ClusterSpec, scenario: Scenario, alpha: float, arrival: NDArray[np.float64],
+                  implementation: Implementation, options: PlanOptions) -> tuple[NDArray[np.float64], NDArray[np.float64], Schedule, list[str] | None, NDArray[np.float64]]:
+    """Heterogeneous racks (docs/paragon.md): per class L and L' of every job at its speedups there, the
+    classes' plans as one schedule, each job's class, and the table the LP bound is taken over; or, when
+    its objective is smaller, the plan of identical machines at each job's mean rates (jobs span classes)."""
+    names, racks = cluster.class_names, class_racks(cluster)
+    tables, rows = [], []
+    for name in names:
+        sub = class_cluster(cluster, name)
+        on_class = [job_on_class(j, cluster, name) for j in workload.jobs]
+        latency, penalized = _latency(on_class, sub, alpha)
+        slots = slot_demand(on_class, sub) if options.sharing == "slots" else None
+        tables.append(hetero.ClassTable(racks[name], penalized, slots))
+        rows.append((latency, penalized))
+    planner = IMPLEMENTATIONS[implementation]
+    result = hetero.plan(scenario, tables, arrival, planner, options.order)
+    n_racks = len(cluster.racks)
+    bound_table = _bound_table(rows, n_racks)
+    flat_jobs, flat = identical_machines(workload.jobs, cluster)
+    flat_latency, flat_penalized = _latency(flat_jobs, flat, alpha)
+    flat_slots = slot_demand(flat_jobs, flat) if options.sharing == "slots" else None
+    spread = planner(scenario, flat_penalized, arrival, options.order, slots=flat_slots)
+    if spread.objective < result.schedule.objective:  # every class together beats one class per job
+        log.info("node classes: jobs span the classes (objective %.6g against %.6g one class per job)", spread.objective, result.schedule.objective)
+        return flat_latency, flat_penalized, spread, None, np.minimum(bound_table, flat_penalized)
+    latency, penalized = (np.stack([_padded(rows[c][k][j], n_racks) for j, c in enumerate(result.job_class)]) for k in (0, 1))
+    return latency, penalized, result.schedule, [names[c] for c in result.job_class], bound_table
+
+
+def _padded(row: NDArray[np.float64], n_racks: int) -> NDArray[np.float64]:
+    """A class's L_j(r) over r = 1..R, infinite beyond the class's racks (a job stays in one class)."""
+    return np.concatenate([row, np.full(n_racks - row.size, np.inf)])
+
+
+def _bound_table(rows: list[tuple[NDArray[np.float64], NDArray[np.float64]]], n_racks: int) -> NDArray[np.float64]:
+    """min over classes of L'_j(r): every plan's job on r racks of some class takes at least that, so the
+    LP bounds over it stay bounds; r beyond every class gets the row's largest value (never used)."""
+    best = np.minimum.reduce([np.stack([_padded(row, n_racks) for row in pen]) for _, pen in rows])
+    largest = np.where(np.isfinite(best), best, -np.inf).max(axis=1, keepdims=True)
+    return np.where(np.isfinite(best), best, largest)
 
 
 def slot_demand(jobs: list[JobSpec], cluster: ClusterSpec) -> SlotDemand:
@@ -115,7 +170,8 @@ def _cross_rack_shuffle(job: JobSpec, racks: int) -> float:
     return job.shuffle_bytes * (racks - 1) / racks
 
 
-def _planned_jobs(jobs: list[JobSpec], cluster: ClusterSpec, s: Schedule, latency: NDArray[np.float64], penalized: NDArray[np.float64], arrival: NDArray[np.float64]) -> list[PlannedJob]:
+def _planned_jobs(jobs: list[JobSpec], cluster: ClusterSpec, s: Schedule, latency: NDArray[np.float64], penalized: NDArray[np.float64], arrival: NDArray[np.float64],
+                  job_class: list[str] | None) -> list[PlannedJob]:
     names = cluster.rack_names
     position = {j: k for k, j in enumerate(s.order)}
     planned = []
@@ -133,6 +189,7 @@ def _planned_jobs(jobs: list[JobSpec], cluster: ClusterSpec, s: Schedule, latenc
                 planned_finish_s=float(s.start[j] + penalized[j, r - 1]),
                 input_bytes=job.input_bytes,
                 cross_rack_shuffle_bytes=_cross_rack_shuffle(job, r),
+                node_class=job_class[j] if job_class else None,
             )
         )
     return sorted(planned, key=lambda p: p.order)

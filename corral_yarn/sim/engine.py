@@ -24,7 +24,7 @@ from corral_yarn.contracts import BLOCK_BYTES, ClusterSpec, StageSpec
 from corral_yarn.errors import CorralError
 from corral_yarn.sim import placement
 from corral_yarn.sim.flows import DOWN, LINKS_PER_RACK, LOCAL, UP, Flow, FlowTable, RackLinks
-from corral_yarn.sim.state import JobRun, Splits, StageRun, map_rate, reduce_rate
+from corral_yarn.sim.state import JobRun, RackSpeeds, Splits, StageRun
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,7 @@ class Simulator:
         self.free_map = self.machines * cluster.map_slots_per_machine
         self.free_reduce = self.machines * cluster.reduce_slots_per_machine
         self.disk = cluster.disk_bandwidth_bytes_per_s
+        self.speed = RackSpeeds(cluster)
         plus = cluster.model if cluster.model != "paper" else None  # MRCute+'s start-up costs, run as delays (docs/model.md)
         self.job_startup_s = plus.job_startup_s if plus else 0.0
         self.task_startup_s = plus.task_startup_s if plus else 0.0
@@ -189,7 +190,7 @@ class Simulator:
         self.local_maps += k
         self.local_read_bytes += k * stage.split_bytes
         start = self.now
-        self.at(start + self.task_startup_s + stage.split_bytes / map_rate(stage.spec, self.disk), lambda: self._maps_done(job, stage, rack, k, start))
+        self.at(start + self.task_startup_s + stage.split_bytes / self.speed.map_rate(job, stage.spec, rack), lambda: self._maps_done(job, stage, rack, k, start))
 
     def _start_remote_maps(self, job: JobRun, stage: StageRun, rack: int, blocks: list[int]) -> None:
         """k maps reading their splits from other racks: one flow loading each source rack's uplink
@@ -204,7 +205,7 @@ class Simulator:
         start = self.now
         flow = Flow(
             links=np.array(links, dtype=np.int64), coefs=np.array(coefs), volume=k * stage.split_bytes, weight=float(k),
-            cap=k * map_rate(stage.spec, self.disk), coflow=3 * stage.uid, kind="read",
+            cap=k * self.speed.map_rate(job, stage.spec, rack), coflow=3 * stage.uid, kind="read",
             cross_rack_fraction=float(sources[others].sum()),
             on_done=lambda t: self._maps_done(job, stage, rack, k, start),
         )
@@ -267,7 +268,7 @@ class Simulator:
         WRITE_SPREAD remote racks drawn at random, one flow each, done when all are."""
         volume = k * stage.spec.output_bytes / stage.spec.reduce_tasks
         replicas = self.config.output_replication
-        rate = reduce_rate(stage.spec, self.disk)
+        rate = self.speed.reduce_rate(job, stage.spec, rack)
         if volume <= 0 or replicas == 1:
             self.at(self.now + volume / k / rate, lambda: self._reduces_done(job, stage, rack, k, start))
             return

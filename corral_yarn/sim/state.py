@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from corral_yarn.contracts import JobSpec, StageSpec
+from corral_yarn.contracts import ClusterSpec, JobSpec, StageSpec
+from corral_yarn.model.classes import speedups
 
 Mask = NDArray[np.bool_]
 
@@ -24,6 +25,35 @@ def map_rate(stage: StageSpec, disk: float) -> float:
 def reduce_rate(stage: StageSpec, disk: float) -> float:
     """B_reduce = Min{B_D, B_reduce^P}, in reduce output bytes per second (thesis §3.1.2)."""
     return min(disk, stage.reduce_rate_bytes_per_s)
+
+
+class RackSpeeds:
+    """Task rates per rack: on heterogeneous racks a job's B_map^P and B_reduce^P times its speedups on
+    the rack's node class, B_D the class's (docs/paragon.md); without node classes the thesis's rates."""
+
+    def __init__(self, cluster: ClusterSpec) -> None:
+        self.cluster = cluster
+        classes = cluster.node_classes or {}
+        self.disk = [(classes[r.node_class].disk_bandwidth_bytes_per_s if r.node_class else None) or cluster.disk_bandwidth_bytes_per_s
+                     for r in cluster.racks]
+        self._speedups: dict[tuple[str, int], tuple[float, float]] = {}
+
+    def _speedup(self, job: JobRun, rack: int) -> tuple[float, float]:
+        name = self.cluster.racks[rack].node_class
+        if name is None:
+            return 1.0, 1.0
+        key = (job.spec.name, rack)
+        if key not in self._speedups:
+            self._speedups[key] = speedups(job.spec, self.cluster, name)
+        return self._speedups[key]
+
+    def map_rate(self, job: JobRun, stage: StageSpec, rack: int) -> float:
+        """B_map = Min{B_D, B_map^P} on ``rack`` (thesis §3.1.2)."""
+        return min(self.disk[rack], stage.map_rate_bytes_per_s * self._speedup(job, rack)[0])
+
+    def reduce_rate(self, job: JobRun, stage: StageSpec, rack: int) -> float:
+        """B_reduce = Min{B_D, B_reduce^P} on ``rack`` (thesis §3.1.2)."""
+        return min(self.disk[rack], stage.reduce_rate_bytes_per_s * self._speedup(job, rack)[1])
 
 
 class Splits:

@@ -1,0 +1,73 @@
+"""Heterogeneous racks (docs/paragon.md "Heterogeneous racks in Corral"): a cluster whose racks belong to
+node classes is planned class by class, each class a cluster of identical machines; a job's task rates
+on a class are its reference rates times its speedup there (Paragon's server configurations, paper 003 §2.1)."""
+
+from __future__ import annotations
+
+from corral_yarn.contracts import ClusterSpec, JobSpec
+from corral_yarn.errors import InputError
+
+
+def class_racks(cluster: ClusterSpec) -> dict[str, list[int]]:
+    """The rack indices of every node class, classes in the order their first rack appears."""
+    out: dict[str, list[int]] = {name: [] for name in cluster.class_names}
+    for i, rack in enumerate(cluster.racks):
+        out[rack.node_class].append(i)
+    return out
+
+
+def class_cluster(cluster: ClusterSpec, name: str) -> ClusterSpec:
+    """The racks of class ``name`` as a cluster of identical machines: the class's B_D, the same NICs,
+    rack uplinks and model (the network does not change with the class)."""
+    node_class = cluster.node_classes[name]
+    return cluster.model_copy(update={
+        "racks": [r.model_copy(update={"node_class": None}) for r in cluster.racks if r.node_class == name],
+        "node_classes": None,
+        "disk_bandwidth_bytes_per_s": node_class.disk_bandwidth_bytes_per_s or cluster.disk_bandwidth_bytes_per_s,
+    })
+
+
+def speedups(job: JobSpec, cluster: ClusterSpec, name: str) -> tuple[float, float]:
+    """(map, reduce) multipliers of the job's rates on class ``name``: the job's own figure for the class
+    if it has one (history or classification), else the class's defaults."""
+    if job.class_speedups and name in job.class_speedups:
+        return job.class_speedups[name], job.class_speedups[name]
+    c = cluster.node_classes[name]
+    return c.map_speedup or c.speedup, c.reduce_speedup or c.speedup
+
+
+def job_on_class(job: JobSpec, cluster: ClusterSpec, name: str) -> JobSpec:
+    """The job as it runs on class ``name``: B_map^P and B_reduce^P scaled by its speedups there."""
+    map_speedup, reduce_speedup = speedups(job, cluster, name)
+    if (map_speedup, reduce_speedup) == (1.0, 1.0):
+        return job
+    stages = [s.model_copy(update={"map_rate_bytes_per_s": s.map_rate_bytes_per_s * map_speedup,
+                                   "reduce_rate_bytes_per_s": s.reduce_rate_bytes_per_s * reduce_speedup}) for s in job.stages]
+    return job.model_copy(update={"stages": stages})
+
+
+def check_class_speedups(jobs: list[JobSpec], cluster: ClusterSpec) -> None:
+    """A job's per-class speedups must name the cluster's node classes."""
+    known = set(cluster.node_classes or ())
+    for j, job in enumerate(jobs):
+        if unknown := sorted(set(job.class_speedups or ()) - known):
+            raise InputError(f"names node classes the cluster does not have: {unknown} (cluster: {sorted(known) or 'none'})",
+                             field=f"jobs[{j}].class_speedups ({job.name})")
+
+
+def identical_machines(jobs: list[JobSpec], cluster: ClusterSpec) -> tuple[list[JobSpec], ClusterSpec]:
+    """The cluster as identical machines and every job at its mean task rates over the racks,
+    Min{B_D, rate x speedup} averaged rack by rack (thesis §3.1.2): what a class-blind history gives."""
+    racks = [r.node_class for r in cluster.racks]
+    disks = {name: c.disk_bandwidth_bytes_per_s or cluster.disk_bandwidth_bytes_per_s for name, c in cluster.node_classes.items()}
+    flat = cluster.model_copy(update={"racks": [r.model_copy(update={"node_class": None}) for r in cluster.racks], "node_classes": None,
+                                      "disk_bandwidth_bytes_per_s": max(disks.values())})
+    out = []
+    for job in jobs:
+        per_rack = [(speedups(job, cluster, name), disks[name]) for name in racks]
+        stages = [s.model_copy(update={
+            "map_rate_bytes_per_s": sum(min(d, s.map_rate_bytes_per_s * m) for (m, _), d in per_rack) / len(per_rack),
+            "reduce_rate_bytes_per_s": sum(min(d, s.reduce_rate_bytes_per_s * r) for (_, r), d in per_rack) / len(per_rack)})
+            for s in job.stages]
+        out.append(job.model_copy(update={"stages": stages, "class_speedups": None}))
+    return out, flat
