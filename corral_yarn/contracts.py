@@ -228,6 +228,8 @@ class JobSpec(_Strict):
     recurring_key: str | None = None
     class_speedups: dict[ClassName, Speedup] | None = Field(
         default=None, exclude_if=_absent, description="this job's task-rate multiplier per node class (history or classification)")
+    interferes_with: list[ClassName] | None = Field(
+        default=None, exclude_if=_absent, description="recurring keys (or names) of jobs whose co-location slowed this one or it them in history")
 
     @model_validator(mode="before")
     @classmethod

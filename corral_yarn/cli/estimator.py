@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from corral_yarn.cli.cluster import add_cluster_options, cluster_from_args
-from corral_yarn.cli.types import positive_int
+from corral_yarn.cli.types import positive_float, positive_int
 from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.contracts import BLOCK_BYTES
 from corral_yarn.errors import InputError
@@ -20,6 +20,7 @@ from corral_yarn.io import load, load_cluster, parse_duration, parse_time, save,
 from corral_yarn.report.html import publish
 from estimator.backtest import AUTO, backtest, summarize, unscored
 from estimator.classes import with_class_speedups
+from estimator.interference import THRESHOLD, with_interference
 from estimator.estimate import EstimateOptions, estimate
 from estimator.fit import disk_bandwidth
 from estimator.horizons import horizon_backtest, summarize_horizons
@@ -136,6 +137,8 @@ def _estimate(args: argparse.Namespace) -> int:
     workload, classes = result.workload, None
     if cluster is not None and cluster.node_classes:  # heterogeneous racks: per-class speedups (docs/paragon.md)
         workload, classes = with_class_speedups(workload, [r for r in runs if r.submit_time < options.at], cluster)
+    if args.interference is not None:  # jobs that slowed each other when co-located (docs/paragon.md)
+        workload = with_interference(workload, [r for r in runs if r.submit_time < options.at], args.interference)
     save(workload, args.out)
     if args.details:
         details = {"jobs": result.details, "defaults_used": dict(result.defaults_used), "unsized_jobs": result.unsized_jobs}
@@ -221,6 +224,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-adhoc", action="store_true", help="predict recurring slots only, not the size classes' uncovered arrival rates")
     p.add_argument("--details", metavar="FILE", help="also write per-job predictor, matched runs, intervals and MRCute fit (JSON)")
     p.add_argument("--disk-bandwidth-out", metavar="FILE", help="also write B_D per machine fitted from task samples (JSON)")
+    p.add_argument("--interference", type=positive_float, nargs="?", const=THRESHOLD, metavar="F",
+                   help=f"mark jobs whose co-location slowed one of them by F or more in history (default F {THRESHOLD}; docs/paragon.md)")
     p.add_argument("--cluster", type=Path, metavar="FILE",
                    help="cluster spec; with node_classes, each job gets its per-class speedups from its task samples (docs/paragon.md)")
     p.add_argument("--default-map-rate", type=float, default=50e6, metavar="B/S", help="B_map^P for jobs without task samples (default 5e7)")

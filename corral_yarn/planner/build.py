@@ -155,7 +155,17 @@ def slot_demand(jobs: list[JobSpec], cluster: ClusterSpec) -> SlotDemand:
             per_reduce = np.ceil(np.minimum(stage.reduce_tasks, racks * reduce_capacity) / racks)
             need = np.maximum(per_map, np.ceil(per_reduce * capacity / reduce_capacity))
             demand[j] = np.maximum(demand[j], np.minimum(need, capacity).astype(np.int64))
-    return SlotDemand(demand, capacity)
+    return SlotDemand(demand, capacity, apart_pairs(jobs))
+
+
+def apart_pairs(jobs: list[JobSpec]) -> frozenset[tuple[int, int]]:
+    """Pairs (j, k), j < k, where one job names the other (its recurring key or name) in interferes_with;
+    names of jobs not in this workload are ignored (they do not run in this period)."""
+    by_id: dict[str, list[int]] = {}
+    for j, job in enumerate(jobs):
+        for ident in {job.name, job.recurring_key} - {None}:
+            by_id.setdefault(ident, []).append(j)
+    return frozenset((min(j, k), max(j, k)) for j, job in enumerate(jobs) for other in job.interferes_with or () for k in by_id.get(other, ()) if k != j)
 
 
 def _check_finite(jobs: list[JobSpec], penalized: NDArray[np.float64]) -> None:

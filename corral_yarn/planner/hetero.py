@@ -57,7 +57,7 @@ class _Search:
         if key not in self._cache:
             table = self.classes[c]
             idx = np.array(jobs, dtype=np.int64)
-            slots = SlotDemand(table.slots.demand[idx], table.slots.capacity) if table.slots is not None else None
+            slots = table.slots.subset(list(jobs)) if table.slots is not None else None
             self._cache[key] = self.planner(self.scenario, table.penalized[idx], self.arrival[idx], self.order, slots=slots)
         return self._cache[key]
 

@@ -51,30 +51,51 @@ def prioritize_slots(scenario: Scenario, latency: NDArray[np.float64], arrival: 
     duration = latency[np.arange(n_jobs), counts - 1]
     arrival = effective_arrival(scenario, arrival)
     order = prioritization_order(order_by, counts, duration, arrival)
-    booked: list[list[tuple[float, float, int]]] = [[] for _ in range(n_racks)]  # per rack: (start, end, slots)
+    booked: list[list[Booking]] = [[] for _ in range(n_racks)]  # per rack: (start, end, slots, job)
     start = np.zeros(n_jobs)
     rack_sets: list[tuple[int, ...]] = [()] * n_jobs
     for j in order:
         need = int(slots.demand[j, counts[j] - 1])
         times = sorted({float(arrival[j])} | {x for rack in booked for b in rack for x in b[:2] if x > arrival[j]})
-        for t in times:  # admission changes only at a start or an end, so the earliest is A_j or one of them
+        for k, t in enumerate(times):  # admission changes only at a start or an end, so the earliest is A_j or one of them
             fits = [i for i in range(n_racks) if _admits(booked[i], t, need, slots.capacity)]
             if len(fits) >= counts[j]:
                 break
-        chosen = sorted(fits, key=lambda i: (max((e for _, e, _ in booked[i]), default=0.0), i))[: counts[j]]
+        if partners := slots.partners(j):
+            t, fits = _apart(booked, times[k:], fits, partners, need, int(counts[j]), float(duration[j]), slots.capacity)
+        chosen = sorted(fits, key=lambda i: (max((b[1] for b in booked[i]), default=0.0), i))[: counts[j]]
         for i in chosen:
-            booked[i].append((t, t + duration[j], need))
+            booked[i].append((t, t + duration[j], need, j))
         start[j], rack_sets[j] = t, tuple(sorted(chosen))
     return Schedule(counts.copy(), tuple(rack_sets), start, tuple(order), objective(scenario, start + duration, arrival))
 
 
-def _admits(booked: list[tuple[float, float, int]], begin: float, need: int, capacity: int) -> bool:
+Booking = tuple[float, float, int, int]  # start, end, slots, job
+SIMILAR_COST = 0.1  # an interference-free start at most this share of L_j(r_j) later is of similar cost
+
+
+def _apart(booked: list[list[Booking]], times: list[float], fits: list[int], partners: set[int], need: int, count: int,
+           duration: float, capacity: int) -> tuple[float, list[int]]:
+    """The interference rule (docs/paragon.md): from the earliest start times[0], the first start no later
+    than SIMILAR_COST x L_j(r_j) after it at which r_j admitting racks hold no job that slowed j in
+    history over [T, T + L_j(r_j)); none: the earliest start and its racks (co-location accepted)."""
+    for t in times:
+        if t > times[0] + SIMILAR_COST * duration:
+            break
+        clean = [i for i in range(len(booked)) if _admits(booked[i], t, need, capacity)
+                 and not any(b[3] in partners and b[0] < t + duration and b[1] > t for b in booked[i])]
+        if len(clean) >= count:
+            return t, clean
+    return times[0], fits
+
+
+def _admits(booked: list[Booking], begin: float, need: int, capacity: int) -> bool:
     """Whether a rack can take ``need`` more slots from ``begin`` on, starting no earlier than the last
     job placed on it (no overtaking: on each rack, priorities run in order). Every job on the rack
     then started by ``begin``, so its usage only falls after it: the slots held at ``begin`` bound it."""
     if booked and begin < booked[-1][0]:
         return False
-    return capacity - sum(n for _, e, n in booked if e > begin) >= need
+    return capacity - sum(b[2] for b in booked if b[1] > begin) >= need
 
 
 def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], order: Order = "thesis",

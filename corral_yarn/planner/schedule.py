@@ -28,6 +28,17 @@ class SlotDemand:
 
     demand: NDArray[np.int64]  # J x R
     capacity: int
+    apart: frozenset[tuple[int, int]] = frozenset()  # job pairs (j < k) that slowed each other in history (docs/paragon.md)
+
+    def partners(self, j: int) -> set[int]:
+        """The jobs that should not share a rack with job j at the same time."""
+        return {b if a == j else a for a, b in self.apart if j in (a, b)}
+
+    def subset(self, jobs: list[int]) -> SlotDemand:
+        """The demand of ``jobs`` only, renumbered 0.. in that order."""
+        local = {j: k for k, j in enumerate(jobs)}
+        apart = frozenset((local[a], local[b]) for a, b in self.apart if a in local and b in local)
+        return SlotDemand(self.demand[jobs], self.capacity, apart)
 
 
 @dataclass(frozen=True)

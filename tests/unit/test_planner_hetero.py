@@ -137,10 +137,11 @@ def class_tables(draw: st.DrawFn) -> tuple[list[hetero.ClassTable], np.ndarray, 
     n_jobs, sizes = draw(st.integers(1, 5)), draw(st.lists(st.integers(1, 3), min_size=2, max_size=3))
     offsets = np.cumsum([0, *sizes])
     with_slots = draw(st.booleans())
+    apart = frozenset(draw(st.sets(st.tuples(st.integers(0, n_jobs - 1), st.integers(0, n_jobs - 1)).filter(lambda p: p[0] < p[1]), max_size=3)))
     tables = []
     for c, size in enumerate(sizes):
         table = draw(latencies(n_jobs, size))
-        slots = SlotDemand(np.array(draw(st.lists(st.integers(1, 4), min_size=n_jobs * size, max_size=n_jobs * size))).reshape(n_jobs, size), 4) if with_slots else None
+        slots = SlotDemand(np.array(draw(st.lists(st.integers(1, 4), min_size=n_jobs * size, max_size=n_jobs * size))).reshape(n_jobs, size), 4, apart) if with_slots else None
         tables.append(hetero.ClassTable(list(range(offsets[c], offsets[c + 1])), table, slots))
     return tables, draw(arrivals(n_jobs)), with_slots
 
