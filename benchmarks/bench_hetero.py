@@ -1,7 +1,8 @@
 """Heterogeneous racks in Corral (issue 19 item 4, docs/paragon.md), one JSON line, side by side in one run.
 
 A cluster of two node classes that really differ: ``new`` racks run CPU-bound tasks ``--cpu-speedup``
-times faster than ``old`` racks, and I/O-bound tasks at the same speed (their disks are alike). Half of
+times faster than ``old`` racks (and have ``--new-disk`` disks, 3x the old ones, so the speedup is not
+capped by B_D), and I/O-bound tasks at the same speed. Half of
 the jobs are CPU-bound, half I/O-bound (their per-class speedups, as the history store gives them).
 Three runs of the same jobs on the same simulated heterogeneous cluster (corral_yarn.sim, TCP):
   - corral_hetero: Corral's plan made with the node classes (each job in the class where the planned
@@ -36,6 +37,7 @@ def _args() -> argparse.Namespace:
     p.add_argument("--racks-per-class", type=int, default=3)
     p.add_argument("--machines-per-rack", type=int, default=10)
     p.add_argument("--cpu-speedup", type=float, default=2.5, help="CPU-bound tasks on new racks against old racks")
+    p.add_argument("--new-disk", type=float, default=3e8, help="B_D of the new racks, bytes/s (old racks: the cluster's 1e8)")
     p.add_argument("--span", type=float, default=600.0, help="online arrivals spread over this many seconds")
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args()
@@ -47,7 +49,8 @@ def cluster(args: argparse.Namespace) -> ClusterSpec:
     data = base.model_dump()
     for i, rack in enumerate(data["racks"]):
         rack["node_class"] = "new" if i % 2 == 0 else "old"  # interleaved: rack order gives no hint
-    hetero = ClusterSpec.model_validate({**data, "node_classes": {"new": {"speedup": args.cpu_speedup}, "old": {"speedup": 1.0}}})
+    hetero = ClusterSpec.model_validate({**data, "node_classes": {"new": {"speedup": args.cpu_speedup, "disk_bandwidth_bytes_per_s": args.new_disk},
+                                                                    "old": {"speedup": 1.0}}})
     return hetero
 
 
@@ -87,7 +90,7 @@ def run(args: argparse.Namespace, scenario: str) -> dict[str, object]:
 def main() -> int:
     args = _args()
     figures = {"benchmark": "bench_hetero", "jobs": args.jobs, "racks": {"new": args.racks_per_class, "old": args.racks_per_class},
-               "machines_per_rack": args.machines_per_rack, "cpu_speedup": args.cpu_speedup, "seed": args.seed}
+               "machines_per_rack": args.machines_per_rack, "cpu_speedup": args.cpu_speedup, "new_disk": args.new_disk, "seed": args.seed}
     for scenario in ("batch", "online"):
         figures[scenario] = run(args, scenario)
     json.dump(figures, sys.stdout)

@@ -115,3 +115,11 @@ def test_with_interference_marks_the_predicted_jobs() -> None:
     marked = with_interference(Workload(jobs=jobs), history())
     assert [j.interferes_with for j in marked.jobs] == [["b"], ["a"], None]
     assert [j.planned_start_s for j in build_plan(marked, example_cluster(racks=2, machines_per_rack=2), "online", sharing="slots").jobs]
+
+
+def test_a_bad_interference_threshold_is_a_usage_error(tmp_path, capsys) -> None:
+    from corral_yarn.cli import main
+
+    out = tmp_path / "jobs.json"
+    assert main(["estimate", "--store", str(tmp_path), "--at", "2026-01-09T00:00", "--horizon", "1d", "--out", str(out), "--interference", "-1"]) == 2
+    assert "--interference" in capsys.readouterr().err and not out.exists()
