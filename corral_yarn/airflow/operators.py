@@ -31,41 +31,109 @@ def _check_run(operator: str, run: Any) -> None:
         raise _fail(operator, "run", f"lacks {', '.join(missing)}: pass one item of the planned jobs list")
 
 
+def _templated(value: Any) -> bool:
+    return isinstance(value, str) and "{{" in value
+
+
+def _number(convert: type, ok: Any, expected: str) -> Any:
+    """A check of a number argument (a rendered template arrives as a string)."""
+    def check(value: Any) -> tuple[Any, str | None]:
+        try:
+            number = convert(value) if not isinstance(value, bool) else None
+        except (TypeError, ValueError):
+            number = None
+        return number, None if number is not None and ok(number) else f"{value!r} must be {expected}"
+    return check
+
+
+def _choice(value: Any) -> tuple[Any, str | None]:
+    return value, None if value in SCENARIOS else f"{value!r} is not one of {', '.join(SCENARIOS)}"
+
+
+def _duration(value: Any) -> tuple[Any, str | None]:
+    from corral_yarn.io import parse_duration
+
+    try:
+        parse_duration(str(value))
+    except InputError as exc:
+        return value, f"{value!r} is not a duration like 1d, 12h, 90m ({exc})"
+    return str(value), None
+
+
+def _time_or_empty(value: Any) -> tuple[Any, str | None]:
+    from corral_yarn.io import parse_time
+
+    if value in ("", None):
+        return "", None
+    try:
+        return parse_time(str(value)).isoformat(), None  # an ISO string: the period travels as text, never a datetime
+    except InputError as exc:
+        return value, f"{value!r}: {exc}"
+
+
+def _not_empty(value: Any) -> tuple[Any, str | None]:
+    return value, None if value else "is empty: give the pipeline's local state directory"
+
+
+# The planning arguments (the planning DAG's Params, docs/pipeline.md) and their checks.
+_PLAN_CHECKS = {
+    "horizon": _duration,
+    "scenario": _choice,
+    "slack": _number(float, lambda v: v >= 0, "a number >= 0"),
+    "period_start": _time_or_empty,
+    "home": _not_empty,
+    "plans_dir": _not_empty,
+    "nic_gbps": _number(float, lambda v: v > 0, "a number > 0 (Gbit/s)"),
+    "disk_mbps": _number(float, lambda v: v > 0, "a number > 0 (MB/s)"),
+    "oversubscription": _number(float, lambda v: v > 1, "a number > 1"),
+    "task_memory_mb": _number(int, lambda v: v >= 128, "an integer >= 128 (MB)"),
+}
+
+
+def _check_plan(operator: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The planning arguments checked and converted; a templated one is checked once rendered (in execute)."""
+    checked = {}
+    for field, value in args.items():
+        if _templated(value):
+            checked[field] = value
+            continue
+        checked[field], problem = _PLAN_CHECKS[field](value)
+        if problem:
+            raise _fail(operator, field, problem)
+    return checked
+
+
 class CorralPlanOperator(BaseOperator):
     """Ingest history -> estimate the period -> plan -> report -> publish (thesis §4.1, offline planning).
 
-    Returns the published plan's HDFS directory. ``params`` are the planning DAG's Params (docs/pipeline.md).
+    Returns the published plan's HDFS directory (the report's local path is in the log). Every argument is
+    templated, so a DAG can take them from its Params (``"{{ params.horizon }}"``); each is checked when the DAG
+    is parsed, or once rendered if templated. The cluster figures REST cannot measure (``nic_gbps``,
+    ``disk_mbps``, ``oversubscription``, ``task_memory_mb``) describe the cluster to the planner.
     """
 
-    template_fields = ("period_start", "home", "plans_dir")
+    template_fields = tuple(_PLAN_CHECKS)
 
-    def __init__(self, *, horizon: str = "1d", scenario: str = "batch", slack: float = 0.1, period_start: str = "",
-                 home: str, plans_dir: str = "/corral/plans", **kwargs: Any) -> None:
+    def __init__(self, *, home: str, horizon: str = "1d", scenario: str = "batch", slack: float | str = 0.1, period_start: str = "",
+                 plans_dir: str = "/corral/plans", nic_gbps: float | str = 10.0, disk_mbps: float | str = 100.0,
+                 oversubscription: float | str = 5.0, task_memory_mb: int | str = 1024, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        from corral_yarn.io import parse_duration
-
-        if scenario not in SCENARIOS:
-            raise _fail(type(self).__name__, "scenario", f"{scenario!r} is not one of {', '.join(SCENARIOS)}")
-        if not isinstance(slack, int | float) or slack < 0:
-            raise _fail(type(self).__name__, "slack", f"{slack!r} must be a number >= 0")
-        try:
-            parse_duration(horizon)
-        except (InputError, ValueError) as exc:
-            raise _fail(type(self).__name__, "horizon", f"{horizon!r} is not a duration like 1d, 12h, 90m ({exc})") from None
-        if not home:
-            raise _fail(type(self).__name__, "home", "is empty: give the pipeline's local state directory")
-        self.horizon, self.scenario, self.slack, self.period_start = horizon, scenario, float(slack), period_start
-        self.home, self.plans_dir = home, plans_dir
+        args = _check_plan(type(self).__name__, {
+            "horizon": horizon, "scenario": scenario, "slack": slack, "period_start": period_start, "home": home, "plans_dir": plans_dir,
+            "nic_gbps": nic_gbps, "disk_mbps": disk_mbps, "oversubscription": oversubscription, "task_memory_mb": task_memory_mb})
+        for field, value in args.items():
+            setattr(self, field, value)
 
     def execute(self, context: Any) -> str:
         from corral_yarn.pipeline import tasks
 
-        params = {"horizon": self.horizon, "scenario": self.scenario, "slack": self.slack, "period_start": self.period_start,
-                  "home": self.home, "plans_dir": self.plans_dir}
+        params = _check_plan(type(self).__name__, {field: getattr(self, field) for field in _PLAN_CHECKS})
         tasks.ingest_history(params)
         period_dir = tasks.estimate(params, context.get("data_interval_end"), context.get("logical_date"))
-        tasks.plan(params, period_dir)
-        tasks.report(period_dir)
+        planned = tasks.plan(params, period_dir)
+        self.log.info("plan %s: %s %.0f s (lower bound %s s), racks per job %s", planned["plan_id"], planned["objective"],
+                      planned["objective_s"], planned["lower_bound_s"], planned["jobs"])
+        self.log.info("plan report: %s", tasks.report(period_dir))
         return tasks.publish(params, period_dir)
 
 
@@ -92,13 +160,37 @@ class CorralUploadOperator(_PlannedRunOperator):
 class CorralSubmitOperator(_PlannedRunOperator):
     """Submit a planned job Corral launches itself (MapReduce over RM REST, R_j as tags, p_j); idempotent by tag.
 
-    Returns the run record with its ``app_id``; wait for it with :class:`YarnApplicationSensor`.
+    Returns the run record with its ``app_id``, and pushes the id alone under the XCom key ``app_id``
+    (``submit.output["app_id"]``): wait for it with :class:`YarnApplicationSensor`.
     """
 
     def execute(self, context: Any) -> dict[str, Any]:
         from corral_yarn.pipeline import tasks
 
-        return tasks.submit(self.run)
+        submitted = tasks.submit(self.run)
+        context["ti"].xcom_push(key="app_id", value=submitted["app_id"])  # ``op.output["app_id"]`` for the sensor
+        return submitted
+
+
+class PlannedStartSensor(_PlannedRunOperator):
+    """Waits for job j's planned start T_j (online scenario; batch: at once) on the triggerer: no worker slot held.
+
+    Returns nothing; put it between the upload and the submission.
+    """
+
+    def execute(self, context: Any) -> None:
+        from airflow.providers.standard.triggers.temporal import DateTimeTrigger
+
+        from corral_yarn.pipeline import tasks
+
+        if tasks.start_due(self.run):
+            return
+        start = tasks.start_time(self.run)
+        self.log.info("%s starts at its planned start %s", self.run["name"], start.isoformat())
+        self.defer(trigger=DateTimeTrigger(moment=start), method_name="execute_complete")
+
+    def execute_complete(self, context: Any, event: Any = None) -> None:
+        self.log.info("planned start of %s reached", self.run["name"])
 
 
 class YarnApplicationSensor(BaseOperator):

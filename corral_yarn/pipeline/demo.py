@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Collection
 
 from corral_yarn.errors import CorralError
 from corral_yarn.minicluster.launcher import StartOptions, load_description, start_cluster, stop_cluster
@@ -40,12 +40,13 @@ class PipelineRunError(CorralError):
 
 @dataclass(frozen=True)
 class DemoPaths:
-    """Where the demo keeps Airflow's home and the pipeline's home."""
+    """Where the demo keeps Airflow's home and the pipeline's home, and the DAG folder Airflow reads."""
 
     airflow_home: Path
     pipeline_home: Path
     plans_dir: str = "/corral/plans"
     runs_dir: str = "/corral/runs"
+    dags_folder: Path = DAGS_FOLDER
 
     @property
     def logs(self) -> Path:
@@ -56,14 +57,18 @@ class DemoPaths:
         return cls(airflow_home=home / "airflow", pipeline_home=home / "pipeline")
 
 
-def prepare(paths: DemoPaths, description: dict[str, Any], period_start: datetime) -> PipelineSettings:
-    """A fresh pipeline home: the bundled catalog, the period's local input and the generated history."""
+def prepare(paths: DemoPaths, description: dict[str, Any], period_start: datetime, keys: Collection[str] | None = None) -> PipelineSettings:
+    """A fresh pipeline home: the bundled catalog, the period's local input and the generated history
+    (of the bundled jobs whose recurring keys are ``keys``; all of them by default)."""
     shutil.rmtree(paths.pipeline_home, ignore_errors=True)
     settings = PipelineSettings(home=paths.pipeline_home.resolve(), plans_dir=paths.plans_dir, runs_dir=paths.runs_dir)
     catalog = demo_workload.demo_catalog(settings.home, description["examples_jar"])
+    if keys is not None:
+        catalog = catalog.model_copy(update={"jobs": [j for j in catalog.jobs if j.key in keys]})
     catalog.save(settings.catalog)
     demo_workload.write_period_inputs(catalog, period_start)
-    HistoryStore(settings.store).append(demo_workload.demo_history(period_start))
+    kept = {j.key for j in catalog.jobs}
+    HistoryStore(settings.store).append([run for run in demo_workload.demo_history(period_start) if run.recurring_key in kept])
     return settings
 
 
@@ -72,7 +77,7 @@ def airflow_env(paths: DemoPaths, description: dict[str, Any]) -> dict[str, str]
     return {
         **os.environ,
         "AIRFLOW_HOME": str(paths.airflow_home.resolve()),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(paths.dags_folder),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "CORRAL_PIPELINE_HOME": str(paths.pipeline_home.resolve()),
         **connection_env(description),
@@ -99,9 +104,10 @@ class LocalAirflow:
     def migrate(self) -> None:
         self.run("airflow-db-migrate", ["db", "migrate"])
 
-    def test_dag(self, dag_id: str, conf: dict[str, Any]) -> None:
-        """One run of ``dag_id`` in this process's Airflow (``airflow dags test``), Params overridden by ``conf``."""
-        self.run(dag_id, ["dags", "test", dag_id, "--conf", json.dumps(conf)])
+    def test_dag(self, dag_id: str, conf: dict[str, Any], logical_date: datetime | None = None) -> None:
+        """One run of ``dag_id`` in this process's Airflow (``airflow dags test``), Params overridden by ``conf``;
+        its logical date is ``logical_date`` (default: now)."""
+        self.run(dag_id, ["dags", "test", dag_id, *([logical_date.isoformat()] if logical_date else []), "--conf", json.dumps(conf)])
 
 
 def plan_conf(settings: PipelineSettings, start: datetime, scenario: str) -> dict[str, Any]:

@@ -123,9 +123,15 @@ def check_priorities(runs: list[PlannedRun], max_priority: int) -> None:
                          f"is {max_priority}: YARN would cap them and lose the plan's order; raise it to {highest} or more (docs/deploy.md)")
 
 
+def start_time(run: PlannedRun) -> datetime | None:
+    """When job j may be submitted: batch, at once (None; priorities order the jobs); online, its planned start T_j."""
+    return None if run.scenario == "batch" else run.planned_start
+
+
 def start_due(run: PlannedRun, now: datetime | None = None) -> bool:
-    """Batch: every job is submitted at once (priorities order them); online: from its planned start T_j."""
-    return run.scenario == "batch" or (now or datetime.now(UTC)) >= run.planned_start
+    """True once job j may be submitted (:func:`start_time`)."""
+    start = start_time(run)
+    return start is None or (now or datetime.now(UTC)) >= start
 
 
 def submit(cluster: Cluster, run: PlannedRun) -> str:

@@ -99,6 +99,11 @@ def start_due(run: dict[str, Any]) -> bool:
     return execution.start_due(PlannedRun.model_validate(run))
 
 
+def start_time(run: dict[str, Any]) -> datetime | None:
+    """When the job may be submitted (None: at once, the batch scenario)."""
+    return execution.start_time(PlannedRun.model_validate(run))
+
+
 def submit(run: dict[str, Any]) -> dict[str, Any]:
     return {**run, "app_id": execution.submit(cluster_from_airflow(), PlannedRun.model_validate(run))}
 

@@ -12,7 +12,7 @@ import tempfile
 import threading
 import tomllib
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import import_module
 from pathlib import Path
@@ -27,12 +27,17 @@ from airflow.dag_processing.dagbag import DagBag  # noqa: E402  (after AIRFLOW_H
 
 from corral_yarn.airflow import get_provider_info  # noqa: E402
 from corral_yarn.airflow.frameworks import job_settings  # noqa: E402
+from airflow.providers.standard.triggers.temporal import DateTimeTrigger  # noqa: E402
+from airflow.sdk.exceptions import TaskDeferred  # noqa: E402
+
 from corral_yarn.airflow.operators import (CorralPlanOperator, CorralSubmitOperator, CorralUploadOperator,  # noqa: E402
-                                           YarnApplicationSensor)
+                                           PlannedStartSensor, YarnApplicationSensor, _check_plan)
 from corral_yarn.airflow.triggers import YarnApplicationTrigger  # noqa: E402
 from corral_yarn.cluster import ApplicationFailedError, CorralTags  # noqa: E402
 from corral_yarn.contracts import Plan, PlannedJob  # noqa: E402
 from corral_yarn.errors import InputError  # noqa: E402
+from corral_yarn.pipeline import demo_workload  # noqa: E402
+from corral_yarn.pipeline.execution import PlannedRun  # noqa: E402
 
 APP = "application_1700000000000_0007"
 
@@ -89,6 +94,10 @@ def test_provider_entry_point_names_importable_modules() -> None:
     (lambda: CorralPlanOperator(task_id="p", home="/h", slack=-1), "CorralPlanOperator: slack -1 must be a number >= 0"),
     (lambda: CorralPlanOperator(task_id="p", home="/h", horizon="soon"), "CorralPlanOperator: horizon 'soon' is not a duration"),
     (lambda: CorralPlanOperator(task_id="p", home=""), "CorralPlanOperator: home is empty"),
+    (lambda: CorralPlanOperator(task_id="p", home="/h", period_start="tomorrow"), "CorralPlanOperator: period_start 'tomorrow': not an ISO"),
+    (lambda: CorralPlanOperator(task_id="p", home="/h", oversubscription=1), "CorralPlanOperator: oversubscription 1 must be a number > 1"),
+    (lambda: CorralPlanOperator(task_id="p", home="/h", nic_gbps="fast"), "CorralPlanOperator: nic_gbps 'fast' must be a number > 0"),
+    (lambda: CorralPlanOperator(task_id="p", home="/h", task_memory_mb=True), "CorralPlanOperator: task_memory_mb True must be an integer"),
     (lambda: CorralUploadOperator(task_id="u", run={"name": "j"}), "CorralUploadOperator: run lacks racks, priority"),
     (lambda: CorralSubmitOperator(task_id="s", run={"racks": []}), "CorralSubmitOperator: run lacks name, priority"),
     (lambda: YarnApplicationSensor(task_id="w", application_id="job_1_1"), "YarnApplicationSensor: application_id 'job_1_1' is not a YARN id"),
@@ -104,6 +113,43 @@ def test_operator_arguments_are_checked_by_field(make: object, message: str) -> 
 def test_valid_arguments_and_templates_are_accepted() -> None:
     assert CorralPlanOperator(task_id="p", home="{{ params.home }}", horizon="12h", scenario="online").scenario == "online"
     assert YarnApplicationSensor(task_id="w", application_id="{{ ti.xcom_pull('submit')['app_id'] }}").poll_interval == 10.0
+
+
+def test_rendered_plan_arguments_are_checked_and_converted_before_any_work() -> None:
+    plan = CorralPlanOperator(task_id="p", home="{{ params.home }}", slack="{{ params.slack }}", period_start="{{ params.period_start }}")
+    plan.home, plan.slack, plan.period_start = "/h", "0.25", "2026-11-25 00:00:00"  # as Airflow renders them: text
+    assert _check_plan("P", {"slack": plan.slack, "period_start": plan.period_start}) == {
+        "slack": 0.25, "period_start": "2026-11-25T00:00:00+00:00"}  # the period travels as an ISO string, never a datetime
+    plan.slack = "-1"
+    with pytest.raises(InputError, match="CorralPlanOperator: slack '-1' must be a number >= 0"):
+        plan.execute({})  # raises before it touches the cluster (no Connection is set here)
+
+
+def test_yarn_sensor_defers_at_once_to_the_trigger(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No poll on the worker: execute hands the wait to the triggerer straight away (no worker slot held while it runs)."""
+    monkeypatch.setenv("AIRFLOW_CONN_CORRAL_RESOURCEMANAGER", json.dumps({"conn_type": "http", "host": "127.0.0.1", "port": 1}))
+    with pytest.raises(TaskDeferred) as deferred:
+        YarnApplicationSensor(task_id="w", application_id=APP, poll_interval=3).execute({})
+    trigger = deferred.value.trigger
+    assert isinstance(trigger, YarnApplicationTrigger) and (trigger.rm_url, trigger.app_id) == ("http://127.0.0.1:1", APP)
+    assert deferred.value.method_name == "execute_complete"
+
+
+def _run_record(scenario: str, planned_start: datetime) -> dict[str, object]:
+    entry = demo_workload.demo_catalog(Path("/h"), "/j.jar").jobs[0]
+    return PlannedRun(version="v", plan_id="p", scenario=scenario, name="j", racks=["/rack-a"], priority=1, order=0,
+                      planned_start=planned_start, arrival=planned_start, period_start=planned_start,
+                      period_end=planned_start + timedelta(days=1), job=entry, jar="/j.jar", hdfs_input="/i",
+                      hdfs_output="/o").model_dump(mode="json")
+
+
+def test_planned_start_sensor_defers_until_tj_online_and_passes_at_once_in_batch() -> None:
+    later = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=2)
+    assert PlannedStartSensor(task_id="s", run=_run_record("batch", later)).execute({}) is None
+    assert PlannedStartSensor(task_id="s", run=_run_record("online", later - timedelta(hours=3))).execute({}) is None
+    with pytest.raises(TaskDeferred) as deferred:
+        PlannedStartSensor(task_id="s", run=_run_record("online", later)).execute({})
+    assert isinstance(deferred.value.trigger, DateTimeTrigger) and deferred.value.trigger.moment == later
 
 
 def test_sensor_result_fails_unless_the_application_succeeded() -> None:

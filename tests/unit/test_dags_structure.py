@@ -17,6 +17,7 @@ os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(DAGS)
 
 from airflow.dag_processing.dagbag import DagBag  # noqa: E402  (after AIRFLOW_HOME is set)
 from airflow.sdk import TriggerRule  # noqa: E402
+from airflow.sdk.exceptions import ParamValidationError  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -41,29 +42,73 @@ def test_dag_files_do_no_heavy_imports_at_top_level() -> None:
     assert [line for line in done.stdout.splitlines() if line.startswith("HEAVY:")] == ["HEAVY:"], done.stdout
 
 
-def test_planning_dag_runs_ingest_estimate_plan_report_publish_in_order(dagbag: DagBag) -> None:
+def test_planning_dag_is_one_plan_operator_taking_every_param(dagbag: DagBag) -> None:
     dag = dagbag.dags["corral_plan"]
-    assert dag.task_dict["ingest_history"].downstream_task_ids == {"estimate"}
-    assert dag.task_dict["estimate"].downstream_task_ids == {"plan", "report", "publish"}
-    assert dag.task_dict["plan"].downstream_task_ids == {"report"}
-    assert dag.task_dict["report"].downstream_task_ids == {"publish"}
-    assert [o.name for o in dag.task_dict["publish"].outlets] == ["corral_published_plan"]
-    assert {"horizon", "scenario", "slack", "period_start", "home", "plans_dir"} <= set(dag.params.keys())
+    [plan] = dag.tasks
+    assert (plan.task_id, type(plan).__name__) == ("plan", "CorralPlanOperator")
+    assert [o.name for o in plan.outlets] == ["corral_published_plan"]
+    planning = {"horizon", "scenario", "slack", "period_start", "home", "plans_dir", "nic_gbps", "disk_mbps", "oversubscription",
+                "task_memory_mb"}
+    assert planning <= set(dag.params.keys())
+    assert {field: getattr(plan, field) for field in planning} == {field: f"{{{{ params.{field} }}}}" for field in planning}
     assert dag.params["scenario"] == "batch"
 
 
-def test_run_dag_maps_one_task_group_per_job_with_reschedule_sensors(dagbag: DagBag) -> None:
+def test_run_dag_maps_one_task_group_per_job_on_the_provider_operators(dagbag: DagBag) -> None:
     dag = dagbag.dags["corral_run"]
     chain = ["upload", "wait_for_start", "submit", "wait_for_job", "ingest_history", "verify_locality"]
     for before, after in zip(chain, chain[1:]):
-        assert dag.task_dict[f"run_job.{before}"].downstream_task_ids == {f"run_job.{after}"}
+        assert f"run_job.{after}" in dag.task_dict[f"run_job.{before}"].downstream_task_ids
     assert dag.task_dict["planned_jobs"].downstream_task_ids >= {"run_job.upload", "summarize"}
-    for name in ("wait_for_start", "wait_for_job"):
-        sensor = dag.task_dict[f"run_job.{name}"]
-        assert sensor.mode == "reschedule"
+    kinds = {name: type(dag.task_dict[f"run_job.{name}"]).__name__ for name in chain[:4]}
+    assert kinds == {"upload": "CorralUploadOperator", "wait_for_start": "PlannedStartSensor", "submit": "CorralSubmitOperator",
+                     "wait_for_job": "YarnApplicationSensor"}
+    assert dag.task_dict["run_job.wait_for_job"].retries == 0
+    assert not any(getattr(t, "mode", None) == "reschedule" for t in dag.tasks)  # waits defer to the triggerer instead
     assert all(dag.task_dict[f"run_job.{t}"].get_closest_mapped_task_group() is not None for t in chain)
     assert dag.task_dict["summarize"].trigger_rule == TriggerRule.ALL_DONE
     assert "plan_version" in dag.params.keys()
+
+
+def test_every_dag_and_task_is_documented(dagbag: DagBag) -> None:
+    assert all(dag.doc_md for dag in dagbag.dags.values())
+    undocumented = [f"{dag.dag_id}.{t.task_id}" for dag in dagbag.dags.values() for t in dag.tasks if not t.doc_md]
+    assert undocumented == []
+
+
+def test_the_dags_import_with_no_warnings() -> None:
+    """A fresh interpreter parses the DAG folder: no DagBag warning, and no Python warning raised from our code."""
+    code = (
+        "import warnings\n"
+        "warnings.simplefilter('always')\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    from airflow.dag_processing.dagbag import DagBag\n"
+        f"    bag = DagBag({str(DAGS)!r})\n"
+        "ours = [f'{w.filename}:{w.lineno}: {w.message}' for w in caught if 'corral_yarn' in w.filename]\n"
+        "print('ERRORS:' + repr(bag.import_errors)); print('DAG-WARNINGS:' + repr(bag.dag_warnings)); print('OURS:' + repr(ours))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy(), check=True)
+    lines = [line for line in done.stdout.splitlines() if line.split(":")[0] in ("ERRORS", "DAG-WARNINGS", "OURS")]
+    assert lines == ["ERRORS:{}", "DAG-WARNINGS:set()", "OURS:[]"], done.stdout + done.stderr[-2000:]
+
+
+@pytest.mark.parametrize(("dag_id", "conf", "field"), [
+    ("corral_plan", {"scenario": "nightly"}, "scenario"),
+    ("corral_plan", {"slack": -1}, "slack"),
+    ("corral_plan", {"oversubscription": 1}, "oversubscription"),
+    ("corral_plan", {"task_memory_mb": 64}, "task_memory_mb"),
+    ("corral_plan", {"horizon": "soon"}, "horizon"),
+    ("corral_plan", {"period_start": "tomorrow"}, "period_start"),
+    ("corral_plan", {"plans_dir": "plans"}, "plans_dir"),
+    ("corral_run", {"plan_version": ""}, "plan_version"),
+])
+def test_params_are_validated_before_a_run(dagbag: DagBag, dag_id: str, conf: dict[str, object], field: str) -> None:
+    from airflow.sdk.definitions.param import ParamsDict
+
+    params = ParamsDict(dagbag.dags[dag_id].params)
+    params.validate()  # the defaults are valid
+    with pytest.raises(ParamValidationError, match=f"param {field}"):
+        params.update(conf)
 
 
 def test_endpoints_are_airflow_connections_not_literals() -> None:

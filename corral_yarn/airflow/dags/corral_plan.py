@@ -1,18 +1,18 @@
 """corral_plan: every period, learn from the finished runs and plan the next period's recurring jobs.
 
-ingest_history (JobHistory server -> history store) -> estimate (predicted jobs of the period) ->
-plan (rack set R_j, priority p_j, start T_j per job on the live cluster) -> report (HTML; its path is
-in the task log) -> publish (versioned on HDFS, earlier plans kept; updates the ``corral_published_plan``
-Asset, which schedules ``corral_run``). Logic: ``corral_yarn.pipeline``; design: docs/pipeline.md.
+One ``CorralPlanOperator`` task: ingest history (JobHistory server -> history store) -> estimate (the
+period's predicted jobs) -> plan (rack set R_j, priority p_j, start T_j per job on the live cluster) ->
+report (HTML; its path is in the task log) -> publish (versioned on HDFS, earlier plans kept). Its XCom is
+the published plan's HDFS directory; its outlet, the ``corral_published_plan`` Asset, schedules
+``corral_run``. Every argument comes from the DAG's Params. Logic: ``corral_yarn.pipeline``; design:
+docs/pipeline.md.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
+from airflow.sdk import dag
 
-from airflow.sdk import dag, task
-
+from corral_yarn.airflow.operators import CorralPlanOperator
 from corral_yarn.pipeline.dag_params import PUBLISHED_PLAN, dag_defaults, planning_params
 
 
@@ -24,40 +24,22 @@ from corral_yarn.pipeline.dag_params import PUBLISHED_PLAN, dag_defaults, planni
     doc_md=__doc__,
 )
 def corral_plan() -> None:
-    @task
-    def ingest_history(params: dict[str, Any] | None = None) -> str:
-        from corral_yarn.pipeline import tasks
-
-        return tasks.ingest_history(params or {})
-
-    @task
-    def estimate(ingested: str, params: dict[str, Any] | None = None, data_interval_end: datetime | None = None,
-                 logical_date: datetime | None = None) -> str:
-        from corral_yarn.pipeline import tasks
-
-        return tasks.estimate(params or {}, data_interval_end, logical_date)
-
-    @task
-    def plan(period_dir: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        from corral_yarn.pipeline import tasks
-
-        return tasks.plan(params or {}, period_dir)
-
-    @task
-    def report(period_dir: str) -> str:
-        from corral_yarn.pipeline import tasks
-
-        return tasks.report(period_dir)
-
-    @task(outlets=[PUBLISHED_PLAN])
-    def publish(period_dir: str, params: dict[str, Any] | None = None) -> str:
-        from corral_yarn.pipeline import tasks
-
-        return tasks.publish(params or {}, period_dir)
-
-    period_dir = estimate(ingest_history())
-    planned, rendered = plan(period_dir), report(period_dir)
-    planned >> rendered >> publish(period_dir)
+    CorralPlanOperator(
+        task_id="plan",
+        outlets=[PUBLISHED_PLAN],
+        doc_md="Ingest history, estimate the period, plan R_j/p_j/T_j, render the report, publish the plan on HDFS "
+               "(XCom: its HDFS directory). Safe to retry: each step keeps or rewrites its own files.",
+        home="{{ params.home }}",
+        plans_dir="{{ params.plans_dir }}",
+        period_start="{{ params.period_start }}",
+        horizon="{{ params.horizon }}",
+        scenario="{{ params.scenario }}",
+        slack="{{ params.slack }}",
+        nic_gbps="{{ params.nic_gbps }}",
+        disk_mbps="{{ params.disk_mbps }}",
+        oversubscription="{{ params.oversubscription }}",
+        task_memory_mb="{{ params.task_memory_mb }}",
+    )
 
 
 corral_plan()

@@ -1,10 +1,12 @@
 """corral_run: carry out the published plan, one mapped task group per planned job j.
 
-upload (input into R_j) -> wait_for_start (T_j; at once in the batch scenario) -> submit (RM REST, R_j
-as tags, priority p_j; idempotent by tag) -> wait_for_job (reschedule-mode sensor: no worker slot
-held) -> ingest_history -> verify_locality (containers and block replicas inside R_j, recorded).
-A failed job fails only its own group; ``summarize`` runs anyway and fails the run if any job did
-not finish. Scheduled by the ``corral_published_plan`` Asset. Design: docs/pipeline.md.
+upload (``CorralUploadOperator``: input into R_j) -> wait_for_start (``PlannedStartSensor``: T_j, at once
+in the batch scenario) -> submit (``CorralSubmitOperator``: RM REST, R_j as tags, priority p_j; idempotent
+by tag) -> wait_for_job (``YarnApplicationSensor``: deferred to the triggerer, no worker slot held) ->
+ingest_history -> verify_locality (containers and block replicas inside R_j, recorded). XCom carries the
+small run record of each job and its application id. A failed job fails only its own group;
+``summarize`` runs anyway and fails the run if any job did not finish. Scheduled by the
+``corral_published_plan`` Asset. Design: docs/pipeline.md.
 """
 
 from __future__ import annotations
@@ -12,9 +14,12 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from airflow.sdk import PokeReturnValue, TriggerRule, dag, task, task_group
+from airflow.sdk import TriggerRule, dag, task, task_group
 
+from corral_yarn.airflow.operators import CorralSubmitOperator, CorralUploadOperator, PlannedStartSensor, YarnApplicationSensor
 from corral_yarn.pipeline.dag_params import PUBLISHED_PLAN, dag_defaults, run_params
+
+JOB_NAME = "{{ task.run['name'] }}"  # each mapped group's label in the UI: the planned job's name
 
 
 @dag(
@@ -25,7 +30,8 @@ from corral_yarn.pipeline.dag_params import PUBLISHED_PLAN, dag_defaults, run_pa
     doc_md=__doc__,
 )
 def corral_run() -> None:
-    @task
+    @task(doc_md="The published plan's runnable jobs in prioritization order: one small run record each (name, R_j, p_j, T_j, "
+                 "input and output paths); jobs without a catalog entry are logged and left out.")
     def planned_jobs(params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         from corral_yarn.pipeline import tasks
 
@@ -33,45 +39,37 @@ def corral_run() -> None:
 
     @task_group
     def run_job(run: dict[str, Any]) -> Any:
-        @task(map_index_template="{{ task.op_args[0]['name'] }}")
-        def upload(run: dict[str, Any]) -> dict[str, Any]:
-            from corral_yarn.pipeline import tasks
+        uploaded = CorralUploadOperator(task_id="upload", run=run, map_index_template=JOB_NAME,
+                                        doc_md="The job's input from its landing directory to HDFS, a replica of every block in R_j "
+                                               "(an input already there is kept).")
+        started = PlannedStartSensor(task_id="wait_for_start", run=uploaded.output, map_index_template=JOB_NAME,
+                                     doc_md="Until the planned start T_j (online scenario; batch: at once), on the triggerer.")
+        submitted = CorralSubmitOperator(task_id="submit", run=uploaded.output, map_index_template=JOB_NAME,
+                                         doc_md="Submit the MapReduce job with R_j as tags and priority p_j; an application "
+                                                "already tagged with this plan and job is reused, never submitted twice.")
+        waited = YarnApplicationSensor(task_id="wait_for_job", application_id=submitted.output["app_id"], poll_interval=10,
+                                       timeout=timedelta(hours=6).total_seconds(), retries=0,
+                                       doc_md="Until the application ends, polled by the triggerer (no worker slot held); "
+                                              "fails with the RM's diagnostics unless it SUCCEEDED.")
 
-            return tasks.upload(run)
-
-        @task.sensor(mode="reschedule", poke_interval=30, timeout=timedelta(days=2).total_seconds())
-        def wait_for_start(run: dict[str, Any]) -> PokeReturnValue:
-            from corral_yarn.pipeline import tasks
-
-            return PokeReturnValue(is_done=tasks.start_due(run), xcom_value=run)
-
-        @task
-        def submit(run: dict[str, Any]) -> dict[str, Any]:
-            from corral_yarn.pipeline import tasks
-
-            return tasks.submit(run)
-
-        @task.sensor(mode="reschedule", poke_interval=10, timeout=timedelta(hours=6).total_seconds(), retries=0)
-        def wait_for_job(submitted: dict[str, Any]) -> PokeReturnValue:
-            from corral_yarn.pipeline import tasks
-
-            return PokeReturnValue(is_done=tasks.finished(submitted), xcom_value=submitted)
-
-        @task
+        @task(doc_md="The job's run from the JobHistory server into the history store (skipped if stored).")
         def ingest_history(submitted: dict[str, Any], params: dict[str, Any] | None = None) -> dict[str, Any]:
             from corral_yarn.pipeline import tasks
 
             return tasks.ingest_run(params or {}, submitted)
 
-        @task
+        @task(doc_md="The share of the job's containers and input blocks inside R_j, recorded under <home>/records/.")
         def verify_locality(submitted: dict[str, Any], params: dict[str, Any] | None = None) -> dict[str, Any]:
             from corral_yarn.pipeline import tasks
 
             return tasks.verify(params or {}, submitted)
 
-        return verify_locality(ingest_history(wait_for_job(submit(wait_for_start(upload(run))))))
+        ingested = ingest_history(submitted.output)
+        started >> submitted >> waited >> ingested
+        return verify_locality(ingested)
 
-    @task(trigger_rule=TriggerRule.ALL_DONE, retries=0)
+    @task(trigger_rule=TriggerRule.ALL_DONE, retries=0,
+          doc_md="Totals over the jobs' records into <home>/records/<version>/summary.json; fails if a planned job has no record.")
     def summarize(jobs: list[dict[str, Any]], records: Any, params: dict[str, Any] | None = None) -> dict[str, Any]:
         from corral_yarn.pipeline import tasks
 
