@@ -42,7 +42,8 @@ def period_start(given: str | None, *fallbacks: datetime | None) -> datetime:
     if given:
         return parse_time(given)
     start = next((t for t in fallbacks if t is not None), None) or datetime.now(UTC)
-    return start.astimezone(UTC)
+    # through ISO text: Airflow's run times are pendulum DateTimes, which the estimator's arithmetic turns naive
+    return parse_time(start.isoformat()).astimezone(UTC)
 
 
 # --- planning DAG ---------------------------------------------------------------------------------

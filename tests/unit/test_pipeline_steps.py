@@ -18,7 +18,8 @@ from corral_yarn.cluster.topology import Topology
 from corral_yarn.cluster.webhdfs import BlockLocation
 from corral_yarn.contracts import ClusterSpec, Rack
 from corral_yarn.errors import InputError
-from corral_yarn.pipeline import demo_workload, tasks
+from corral_yarn import io
+from corral_yarn.pipeline import demo_workload, planning, tasks
 from corral_yarn.pipeline.catalog import Catalog
 from corral_yarn.pipeline.connections import connection_env, endpoints_from
 from corral_yarn.pipeline.execution import PlannedRun, check_priorities, planned_runs, start_due
@@ -170,6 +171,20 @@ def test_period_start_from_the_param_or_the_run() -> None:
     assert tasks.period_start("", None, run_time) == run_time
     with pytest.raises(InputError):
         tasks.period_start("yesterday")
+
+
+def test_a_period_from_airflows_run_time_is_estimated(tmp_path: Path) -> None:
+    """Airflow gives run times as pendulum DateTimes (logical date ``+00:00``): the period start is a plain datetime."""
+    import pendulum
+
+    from corral_yarn.pipeline.demo import DemoPaths, prepare
+
+    day = datetime(2026, 11, 22, tzinfo=UTC)
+    start = tasks.period_start("", None, pendulum.parse(day.isoformat()))
+    assert type(start) is datetime and start == day
+    home = prepare(DemoPaths(tmp_path / "airflow", tmp_path / "pipeline"), {"examples_jar": "/j.jar"}, day, keys=["errors-grep"])
+    directory = planning.estimate_period(home, Period(start=start, horizon_s=86_400, scenario="batch"), 1 << 20)
+    assert [j.recurring_key for j in io.load_workload(directory / planning.JOBS).jobs] == ["errors-grep"]
 
 
 def _record(name: str, order: int, containers: tuple[int, int], blocks: tuple[int, int]) -> dict:
