@@ -16,7 +16,9 @@ from JobHistory: the durations of attempts that did not succeed, over all attemp
 both spend about the same; what each spent is reported as measured. Job completion time (JCT) is
 JobHistory's finishTime - submitTime.
 
-Needs root (cgroups). About 25 minutes; ``--quick`` (4 history rounds, 3 test rounds) about 15.
+Needs root (cgroups). ``--quick`` (2 history rounds, 2 test rounds: 8 rounds of 4 jobs) took 59 minutes on
+the shared 2 cores under a load average of 50-200 (tasks of 80-260 s); on an idle machine a round is
+about a minute. Without it, 4 + 4 rounds.
 
 Usage: sudo .venv/bin/python benchmarks/bench_kwiken_yarn.py [--quick] [--cpu-quota F] [--cluster-json PATH]
 """
