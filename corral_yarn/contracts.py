@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, PositiveFloat, Tag, model_validator
 
 CLUSTER_SCHEMA = "corral-yarn/cluster/v1"
 JOBS_SCHEMA = "corral-yarn/jobs/v1"
@@ -27,6 +27,8 @@ BLOCK_BYTES = 128 * 2**20  # HDFS's default dfs.blocksize: one map task per bloc
 Scenario = Literal["batch", "online"]
 Order = Literal["thesis", "shortest-work"]  # the planner's prioritization order (docs/planner.md)
 Sharing = Literal["whole-rack", "slots"]  # whole racks per job (thesis §4.3) or slot-aware rack sharing (docs/planner.md)
+# NoMora's published performance-latency functions (corral_yarn.nomora.perf.PUBLISHED; docs/nomora.md)
+PublishedProfile = Literal["memcached", "strads", "tensorflow", "spark"]
 Bytes = Annotated[float, Field(ge=0, le=MAX_BYTES)]
 Rate = Annotated[float, Field(ge=MIN_RATE, le=MAX_RATE)]
 Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS)]
@@ -214,6 +216,29 @@ def _one_of(size: float | None, selectivity: float | None, upstream: float, size
 _STAGE_FIELDS = set(StageSpec.model_fields) - {"name", "after"}
 
 
+class LatencyPoint(_Strict):
+    """One measured point of a job's performance-latency function (NoMora §"Functions of application performance")."""
+
+    latency_us: float = Field(ge=0, le=1e7, description="network latency to the root task, in microseconds")
+    perf: float = Field(gt=0, le=1.5, description="performance normalised to the job's at low latency")
+
+
+class LatencyProfile(_Strict):
+    """A job's own performance-latency function: 1 up to ``threshold_us``, a fitted polynomial above it."""
+
+    threshold_us: float = Field(ge=0, le=1e7)
+    points: list[LatencyPoint] = Field(min_length=2)
+    degree: int = Field(default=3, ge=1, le=3)
+
+
+# a published function by name, or the job's own points; one branch validates, so an error names its real field
+# ("union-" tags are left out of error paths, corral_yarn.io)
+ProfileChoice = Annotated[
+    Annotated[PublishedProfile, Tag("union-name")] | Annotated[LatencyProfile, Tag("union-points")],
+    Discriminator(lambda value: "union-name" if isinstance(value, str) else "union-points"),
+]
+
+
 class JobSpec(_Strict):
     """A predicted recurring job: a MapReduce job (one stage) or a DAG of stages.
 
@@ -230,6 +255,8 @@ class JobSpec(_Strict):
         default=None, exclude_if=_absent, description="this job's task-rate multiplier per node class (history or classification)")
     interferes_with: list[ClassName] | None = Field(
         default=None, exclude_if=_absent, description="recurring keys (or names) of jobs whose co-location slowed this one or it them in history")
+    latency_profile: ProfileChoice | None = Field(
+        default=None, exclude_if=_absent, description="how the job's performance falls with network latency (NoMora); none: latency-insensitive")
 
     @model_validator(mode="before")
     @classmethod
@@ -316,6 +343,8 @@ class PlannedJob(_Strict):
     input_bytes: float
     cross_rack_shuffle_bytes: float
     node_class: str | None = Field(default=None, exclude_if=_absent, description="the node class of R_j (heterogeneous racks)")
+    rack_set_latency_us: float | None = Field(default=None, exclude_if=_absent, description="max network latency between racks of R_j (with a latency matrix)")
+    expected_performance: float | None = Field(default=None, exclude_if=_absent, description="perf_j(rack_set_latency_us) of a latency-sensitive job (NoMora)")
 
 
 class PlanOptions(_Strict):

@@ -26,7 +26,7 @@ def _field_path(loc: tuple[Any, ...]) -> str:
     for part in loc:
         if isinstance(part, int):
             path += f"[{part}]"
-        elif not str(part).startswith(("function-", "model-")):
+        elif not str(part).startswith(("function-", "model-", "union-")):  # pydantic's wrappers, tagged unions
             path += f".{part}" if path else str(part)
     return path
 

@@ -12,7 +12,10 @@ from tqdm import tqdm
 from corral_yarn import io
 from corral_yarn.cli.types import non_negative_float, non_negative_int, positive_int
 from corral_yarn.contracts import ClusterSpec, Plan, Workload
-from corral_yarn.planner.build import IMPLEMENTATIONS, build_plan
+from corral_yarn.errors import InputError
+from corral_yarn.nomora.latency import LatencyMatrix, RackLatencyMatrix
+from corral_yarn.nomora.latency import load as load_latency
+from corral_yarn.planner.build import IMPLEMENTATIONS, build_plan, rack_latency_us
 from corral_yarn.planner.schedule import DEFAULT_ORDER, ORDERS, SCENARIOS, SHARING
 from corral_yarn.report import write_plan_report
 from corral_yarn.report.html import fmt_bytes, fmt_percent, fmt_seconds
@@ -53,6 +56,9 @@ def _register_plan(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--sharing", choices=SHARING, default="whole-rack",
                    help="whole-rack (default): each job holds its racks for its interval (thesis §4.3); slots: jobs whose tasks fit "
                         "in part of a rack share it (docs/planner.md, 'Slot-aware sharing'; no LP bound)")
+    p.add_argument("--latency", type=Path, metavar="RACKS.csv|json",
+                   help="rack-pair network latencies in microseconds (NoMora): jobs with a latency_profile prefer rack sets of low "
+                        "latency (docs/planner.md, 'Network latency'); without it latency profiles are ignored")
     p.add_argument("--no-bound", action="store_true", help="skip the LP lower bound (the plan then has no gap)")
     p.set_defaults(func=_run_plan)
 
@@ -90,17 +96,28 @@ def _register_demo(subparsers: argparse._SubParsersAction) -> None:
 
 def _run_plan(args: argparse.Namespace) -> int:
     workload, cluster = io.load_workload(args.jobs), io.load_cluster(args.cluster)
+    rack_latency = _load_rack_latency(args.latency, cluster) if args.latency else None
     with tqdm(total=2 if args.no_bound else 3, desc="corral plan", unit="phase", disable=None, file=sys.stderr) as bar:
         def step(name: str) -> None:  # the bar counts the phases started, the description names the running one
             bar.set_description(f"corral plan: {name}")
             bar.update()
 
         plan = build_plan(workload, cluster, args.scenario, alpha=args.alpha, implementation=args.planner,
-                          with_bound=not args.no_bound, step=step, order=args.order, sharing=args.sharing)
+                          with_bound=not args.no_bound, step=step, order=args.order, sharing=args.sharing, rack_latency=rack_latency)
     io.save(plan, args.out)
     print(plan_summary(plan, len(cluster.racks), args.planner))
     print(f"Wrote {args.out}")
     return 0
+
+
+def _load_rack_latency(path: Path, cluster: ClusterSpec) -> LatencyMatrix:
+    """The rack-pair latency file, checked against the cluster's racks; an error names the file and field."""
+    try:
+        matrix = load_latency(path, RackLatencyMatrix)
+        rack_latency_us(matrix, cluster)
+    except InputError as error:
+        raise InputError(str(error), field=str(path)) from None
+    return matrix
 
 
 def _run_report(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -26,10 +27,11 @@ class LatencyMatrix:
     names: tuple[str, ...]
     latency_us: np.ndarray
     _positions: dict[str, int] = field(init=False, repr=False, compare=False)
+    zero_diagonal: ClassVar[bool] = True  # a host's latency to itself
 
     def __post_init__(self) -> None:
         _check_names(self.names)
-        _check_values(self.latency_us, len(self.names))
+        _check_values(self.latency_us, len(self.names), self.zero_diagonal)
         object.__setattr__(self, "_positions", {name: index for index, name in enumerate(self.names)})
 
     def latency(self, source: str, target: str) -> float:
@@ -57,7 +59,14 @@ def _check_names(names: tuple[str, ...]) -> None:
         seen.add(name)
 
 
-def _check_values(matrix: np.ndarray, size: int) -> None:
+@dataclass(frozen=True)
+class RackLatencyMatrix(LatencyMatrix):
+    """Rack-pair latencies (µs) between named racks; the diagonal is the latency inside a rack (any value >= 0)."""
+
+    zero_diagonal: ClassVar[bool] = False
+
+
+def _check_values(matrix: np.ndarray, size: int, zero_diagonal: bool = True) -> None:
     if matrix.ndim != 2 or matrix.shape[0] != size:
         raise InputError(f"must have {size} rows (one per name), got {matrix.shape[0] if matrix.ndim else 0}",
                          field="latency_us")
@@ -69,7 +78,7 @@ def _check_values(matrix: np.ndarray, size: int) -> None:
         raise InputError(f"must be a finite latency >= 0 µs, got {matrix[row, column]}",
                          field=f"latency_us[{row}][{column}]")
     diagonal = np.flatnonzero(np.diagonal(matrix))
-    if len(diagonal):
+    if zero_diagonal and len(diagonal):
         index = diagonal[0]
         raise InputError(f"a host's latency to itself must be 0, got {matrix[index, index]}",
                          field=f"latency_us[{index}][{index}]")
@@ -92,8 +101,8 @@ def _matrix(rows: list[list[object]]) -> np.ndarray:
     return values
 
 
-def parse_json(text: str) -> LatencyMatrix:
-    """``{"names": [...], "latency_us": [[...], ...]}`` -> LatencyMatrix."""
+def parse_json(text: str, kind: type[LatencyMatrix] = LatencyMatrix) -> LatencyMatrix:
+    """``{"names": [...], "latency_us": [[...], ...]}`` -> LatencyMatrix (or ``kind``)."""
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
@@ -105,20 +114,20 @@ def parse_json(text: str) -> LatencyMatrix:
         raise InputError("must be a list of host names", field="names")
     if not isinstance(rows, list):
         raise InputError("must be a list of rows", field="latency_us")
-    return LatencyMatrix(tuple(names), _matrix(rows))
+    return kind(tuple(names), _matrix(rows))
 
 
-def parse_csv(text: str) -> LatencyMatrix:
+def parse_csv(text: str, kind: type[LatencyMatrix] = LatencyMatrix) -> LatencyMatrix:
     """Header row of host names, then one row of latencies (µs) per host, in the header's order."""
     rows = [row for row in csv.reader(io.StringIO(text)) if row]
     if not rows:
         raise InputError("empty CSV: expected a header row of host names", field="names")
     names = tuple(cell.strip() for cell in rows[0])
-    return LatencyMatrix(names, _matrix([[cell.strip() for cell in row] for row in rows[1:]]))
+    return kind(names, _matrix([[cell.strip() for cell in row] for row in rows[1:]]))
 
 
-def load(path: str | Path) -> LatencyMatrix:
-    """Load a latency matrix from a ``.csv`` or ``.json`` file."""
+def load(path: str | Path, kind: type[LatencyMatrix] = LatencyMatrix) -> LatencyMatrix:
+    """Load a latency matrix (host pairs, or ``kind=RackLatencyMatrix`` for rack pairs) from a ``.csv`` or ``.json`` file."""
     path = Path(path)
     parsers = {".csv": parse_csv, ".json": parse_json}
     if path.suffix.lower() not in parsers:
@@ -127,7 +136,7 @@ def load(path: str | Path) -> LatencyMatrix:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise InputError(f"cannot read {path}: {error.strerror}", field="latency_file") from None
-    return parsers[path.suffix.lower()](text)
+    return parsers[path.suffix.lower()](text, kind)
 
 
 def to_json(matrix: LatencyMatrix) -> str:

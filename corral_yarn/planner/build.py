@@ -14,8 +14,11 @@ from corral_yarn.errors import InputError
 from corral_yarn.io import inputs_sha256
 from corral_yarn.model import default_alpha, latency_table
 from corral_yarn.model.classes import check_class_speedups, class_cluster, class_racks, identical_machines, job_on_class
+from corral_yarn.nomora.latency import LatencyMatrix
+from corral_yarn.nomora.perf import PUBLISHED, fit
 from corral_yarn.planner import fast, hetero, reference
 from corral_yarn.planner.bounds import lower_bound
+from corral_yarn.planner.network import Perf, RackChoice, rack_choice
 from corral_yarn.planner.schedule import DEFAULT_ORDER, Scenario, Schedule, SlotDemand
 
 log = logging.getLogger(__name__)
@@ -38,9 +41,12 @@ def build_plan(
     step: Callable[[str], None] | None = None,
     order: Order | None = None,
     sharing: Sharing = "whole-rack",
+    rack_latency: LatencyMatrix | None = None,
 ) -> Plan:
     """Plan ``workload`` on ``cluster``; alpha defaults to 1 / rack-to-core bandwidth (§4.3.4), the
-    prioritization order to the scenario's default (``DEFAULT_ORDER``).
+    prioritization order to the scenario's default (``DEFAULT_ORDER``). With ``rack_latency`` (a
+    rack-pair matrix naming every rack of the cluster) latency-sensitive jobs, those with a
+    ``latency_profile``, prefer rack sets of low latency (docs/planner.md "Network latency").
 
     ``step`` is told the name of each phase as it starts (for a progress display)."""
     step = step or (lambda name: None)
@@ -52,11 +58,17 @@ def build_plan(
     arrival = np.array([j.arrival_s for j in jobs], dtype=np.float64)
     log.info("planning %d jobs on %d racks (%s, %s, %s order)", len(jobs), len(cluster.racks), scenario, implementation, options.order)
     slots = slot_demand(jobs, cluster) if sharing == "slots" else None
+    if rack_latency is not None and (slots is not None or cluster.node_classes is not None):
+        raise InputError("a rack latency matrix works with whole-rack sharing on racks of one node class only", field="latency_file")
+    network = None
     if cluster.node_classes is None:
         latency, penalized = _latency(jobs, cluster, alpha)
+        network = network_choice(jobs, cluster, penalized, rack_latency) if rack_latency is not None else None
+        sensitive = network if network is not None and network.sensitive.any() else None
         step(f"{implementation} heuristic")
-        schedule = IMPLEMENTATIONS[implementation](scenario, penalized, arrival, options.order, slots=slots)
-        job_class, bound_table = None, penalized
+        schedule = IMPLEMENTATIONS[implementation](scenario, penalized, arrival, options.order, slots=slots, network=sensitive)
+        # no job runs shorter than its floor L_j(r) / p_j(d_low(r)), so the LP over the floor table is a bound
+        job_class, bound_table = None, penalized if sensitive is None else sensitive.floor
     else:
         step(f"{implementation} heuristic per node class")
         latency, penalized, schedule, job_class, bound_table = _plan_classes(workload, cluster, scenario, alpha, arrival, implementation, options)
@@ -64,10 +76,11 @@ def build_plan(
     if with_bound:
         step("LP lower bound")
     bound = lower_bound(scenario, bound_table, arrival) if with_bound else None
-    # whole-rack plans keep the digest (and plan_id) they had before sharing existed
+    # whole-rack plans keep the digest (and plan_id) they had before sharing existed; the same for the latency matrix
+    extra = {"rack_latency_us": network.rack_us.tolist()} if network is not None else {}
     digest = inputs_sha256(workload, cluster, {"scenario": scenario, "alpha": alpha, "planner": PLANNER_VERSION,
-                                               **options.model_dump(exclude=None if slots else {"sharing"})})
-    planned = _planned_jobs(jobs, cluster, schedule, latency, penalized, arrival if scenario == "online" else 0 * arrival, job_class)
+                                               **options.model_dump(exclude=None if slots else {"sharing"}), **extra})
+    planned = _planned_jobs(jobs, cluster, schedule, latency, penalized, arrival if scenario == "online" else 0 * arrival, job_class, network)
     rack_bytes = _rack_input_bytes(cluster, planned)
     return Plan(
         plan_id=digest[:16],
@@ -168,6 +181,31 @@ def apart_pairs(jobs: list[JobSpec]) -> frozenset[tuple[int, int]]:
     return frozenset((min(j, k), max(j, k)) for j, job in enumerate(jobs) for other in job.interferes_with or () for k in by_id.get(other, ()) if k != j)
 
 
+def perf_function(job: JobSpec, index: int) -> Perf | None:
+    """The job's performance-latency function: a published one by name, or fitted to its points (NoMora)."""
+    profile = job.latency_profile
+    if profile is None or isinstance(profile, str):
+        return None if profile is None else PUBLISHED[profile]
+    try:
+        return fit(job.name, [(p.latency_us, p.perf) for p in profile.points], profile.threshold_us, profile.degree)
+    except InputError as error:
+        raise InputError(str(error), field=f"jobs[{index}] ({job.name}).latency_profile") from None
+
+
+def rack_latency_us(matrix: LatencyMatrix, cluster: ClusterSpec) -> NDArray[np.float64]:
+    """The R x R latencies between the cluster's racks, in its rack order; every rack must be in the matrix."""
+    for name in cluster.rack_names:
+        if name not in matrix.names:
+            raise InputError(f"rack {name!r} of the cluster is not in the latency matrix (it has {', '.join(matrix.names)})", field="names")
+    index = [matrix.index(name) for name in cluster.rack_names]
+    return matrix.latency_us[np.ix_(index, index)]
+
+
+def network_choice(jobs: list[JobSpec], cluster: ClusterSpec, penalized: NDArray[np.float64], matrix: LatencyMatrix) -> RackChoice:
+    """The planner's view of the network: rack-pair latencies and every job's performance-latency function."""
+    return rack_choice(penalized, rack_latency_us(matrix, cluster), [perf_function(job, j) for j, job in enumerate(jobs)])
+
+
 def _check_finite(jobs: list[JobSpec], penalized: NDArray[np.float64]) -> None:
     """Sizes and rates that make L_j(r) longer than MAX_SECONDS (or overflow) are an input error naming the job."""
     for j in np.flatnonzero(~(penalized <= MAX_SECONDS).all(axis=1)):
@@ -181,12 +219,14 @@ def _cross_rack_shuffle(job: JobSpec, racks: int) -> float:
 
 
 def _planned_jobs(jobs: list[JobSpec], cluster: ClusterSpec, s: Schedule, latency: NDArray[np.float64], penalized: NDArray[np.float64], arrival: NDArray[np.float64],
-                  job_class: list[str] | None) -> list[PlannedJob]:
+                  job_class: list[str] | None, network: RackChoice | None) -> list[PlannedJob]:
     names = cluster.rack_names
     position = {j: k for k, j in enumerate(s.order)}
     planned = []
     for j, job in enumerate(jobs):
         r = int(s.rack_counts[j])
+        duration = float(penalized[j, r - 1]) if network is None else network.duration(j, s.rack_sets[j])
+        sensitive = network is not None and bool(network.sensitive[j])
         planned.append(
             PlannedJob(
                 name=job.name,
@@ -196,10 +236,12 @@ def _planned_jobs(jobs: list[JobSpec], cluster: ClusterSpec, s: Schedule, latenc
                 arrival_s=float(arrival[j]),
                 planned_start_s=float(s.start[j]),
                 predicted_duration_s=float(latency[j, r - 1]),
-                planned_finish_s=float(s.start[j] + penalized[j, r - 1]),
+                planned_finish_s=float(s.start[j] + duration),
                 input_bytes=job.input_bytes,
                 cross_rack_shuffle_bytes=_cross_rack_shuffle(job, r),
                 node_class=job_class[j] if job_class else None,
+                rack_set_latency_us=network.spread(s.rack_sets[j]) if network is not None else None,
+                expected_performance=network.performance(j, s.rack_sets[j]) if sensitive else None,
             )
         )
     return sorted(planned, key=lambda p: p.order)

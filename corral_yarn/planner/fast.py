@@ -24,10 +24,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from corral_yarn.errors import PlanningError
+from corral_yarn.planner.network import RackChoice
 from corral_yarn.planner.provisioning import SAFETY, lower_bounds, provisioning
 from corral_yarn.planner import reference
 from corral_yarn.planner.reference import prioritize
-from corral_yarn.planner.schedule import Key, Order, Scenario, Schedule, SlotDemand, effective_arrival, key_parts, sort_key
+from corral_yarn.planner.schedule import Key, Order, Scenario, Schedule, SlotDemand, effective_arrival, key_parts, objective, sort_key
 
 log = logging.getLogger(__name__)
 
@@ -301,7 +302,7 @@ def _next_candidate(run: IncrementalPrioritization, steps: Steps, objective_boun
 
 
 def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], order: Order = "thesis", checkpoint_every: int | None = None, steps_per_chunk: int = 1 << 16,
-         slots: SlotDemand | None = None) -> Schedule:
+         slots: SlotDemand | None = None, network: RackChoice | None = None) -> Schedule:
     """Same contract and answer as ``reference.plan``: the first candidate with the best objective.
 
     Slot-aware sharing (``slots``) has no fast version yet: it runs the reference (docs/planner.md).
@@ -310,6 +311,8 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
     candidate is visited in provisioning order, skipping those that provably cannot beat it.
     ``checkpoint_every`` and ``steps_per_chunk`` tune speed and memory only (tests make them small)."""
     _check(latency, arrival)
+    if network is not None:
+        return plan_network(scenario, network, arrival, order, slots)
     if slots is not None:
         if latency.size > SLOW_REFERENCE_CELLS:
             log.warning("slot-aware sharing has no fast planner yet: %d jobs x %d racks go through the O(J^2 R^2) "
@@ -338,3 +341,57 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
             best, winner = _consider(run, first + i, float(objective_bound[i]), float(work[i]), best, winner)
         run.widen(steps, applied, last - first)
     return prioritize(scenario, latency, arrival, prov.counts(winner, n_jobs), order)
+
+
+def plan_network(scenario: Scenario, network: RackChoice, arrival: NDArray[np.float64], order: Order, slots: SlotDemand | None = None) -> Schedule:
+    """``reference.plan`` with a network latency matrix, pruned: racks are no longer interchangeable, so a
+    candidate that may win is prioritized with rack identities (``reference.prioritize``); the others are
+    skipped by the bounds of the floor table, which no actual duration undercuts (docs/planner.md)."""
+    if slots is not None:
+        raise PlanningError("slot-aware sharing does not take a network latency matrix")
+    table, n_jobs = network.floor, network.floor.shape[0]
+    prov = provisioning(table)
+    bounds = lower_bounds(scenario, table, arrival, prov)
+    best, winner = math.inf, prov.candidates
+
+    def consider(k: int, counts: NDArray[np.int64]) -> None:
+        nonlocal best, winner
+        limit = _limit(best, winner, k)
+        if k != winner and bounds.objective[k] < limit:
+            value = _network_objective(scenario, network, arrival, counts, order, limit)
+            if value is not None and value < limit:
+                best, winner = value, k
+
+    lowest = np.argpartition(bounds.objective, PROBES - 1)[:PROBES] if prov.candidates > PROBES else np.arange(prov.candidates)
+    for k in sorted(lowest.tolist(), key=lambda k: (bounds.objective[k], k)):
+        consider(k, prov.counts(k, n_jobs))
+    counts = np.ones(n_jobs, dtype=np.int64)
+    consider(0, counts)
+    for k in range(1, prov.candidates):
+        counts[prov.widened[k - 1]] += 1
+        consider(k, counts)
+    return prioritize(scenario, table, arrival, prov.counts(winner, n_jobs), order, network=network)
+
+
+def _network_objective(scenario: Scenario, network: RackChoice, arrival: NDArray[np.float64], counts: NDArray[np.int64], order: Order,
+                       limit: float) -> float | None:
+    """``reference.prioritize(..., network=network).objective``, or None once a prefix shows it is not below
+    ``limit``: in batch a finish at or past it; online the completions so far plus the later jobs' floors."""
+    table = network.floor
+    n_jobs, n_racks = table.shape
+    floor = table[np.arange(n_jobs), counts - 1]
+    effective = effective_arrival(scenario, arrival)
+    jobs = reference.prioritization_order(order, counts, floor, effective)
+    later = np.append(np.cumsum(floor[jobs][::-1])[::-1], 0.0).tolist()  # the floors of positions p.. on
+    free_at, finish = np.zeros(n_racks), np.zeros(n_jobs)
+    online, done, doomed = scenario == "online", 0.0, limit * n_jobs * (1 + SAFETY)
+    for position, j in enumerate(jobs):
+        chosen, took = network.racks(j, int(counts[j]), free_at, float(effective[j]))
+        start = max(free_at[chosen].max(), effective[j])
+        free_at[chosen] = finish[j] = start + took
+        if not online and finish[j] >= limit:
+            return None
+        done += finish[j] - effective[j]
+        if online and (done + later[position + 1]) * (1 - SAFETY) >= doomed:
+            return None
+    return objective(scenario, finish, effective)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from corral_yarn.errors import PlanningError
+from corral_yarn.planner.network import RackChoice
 from corral_yarn.planner.schedule import Order, Scenario, Schedule, SlotDemand, effective_arrival, objective, sort_key
 
 
@@ -20,9 +22,11 @@ def prioritization_order(order: Order, counts: NDArray[np.int64], duration: NDAr
 
 
 def prioritize(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], counts: NDArray[np.int64], order_by: Order = "thesis",
-               slots: SlotDemand | None = None) -> Schedule:
+               slots: SlotDemand | None = None, network: RackChoice | None = None) -> Schedule:
     """Prioritization phase, Fig. 4.2: each job in order takes the r_j racks that free up first
-    (whole racks), or with ``slots`` the r_j racks with room for its slots soonest (``prioritize_slots``)."""
+    (whole racks), or with ``slots`` the r_j racks with room for its slots soonest (``prioritize_slots``).
+    With ``network`` (``latency`` is then its floor table) a latency-sensitive job takes the rack set
+    that finishes it first, running L_j(r_j) / p_j(d(R_j)) there (``RackChoice.racks``)."""
     if slots is not None:
         return prioritize_slots(scenario, latency, arrival, counts, order_by, slots)
     n_jobs, n_racks = latency.shape
@@ -30,14 +34,17 @@ def prioritize(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArra
     arrival = effective_arrival(scenario, arrival)
     order = prioritization_order(order_by, counts, duration, arrival)
     free_at = np.zeros(n_racks)  # F_i
-    start = np.zeros(n_jobs)
+    start, finish = np.zeros(n_jobs), np.zeros(n_jobs)
     rack_sets: list[tuple[int, ...]] = [()] * n_jobs
     for j in order:
-        chosen = np.argsort(free_at, kind="stable")[: counts[j]]  # the r_j smallest (F_i, i)
+        if network is None:
+            chosen, took = np.argsort(free_at, kind="stable")[: counts[j]], duration[j]  # the r_j smallest (F_i, i)
+        else:
+            chosen, took = network.racks(j, int(counts[j]), free_at, float(arrival[j]))
         start[j] = max(free_at[chosen].max(), arrival[j])  # T_j = max{max F_i, A_j}
-        free_at[chosen] = start[j] + duration[j]  # F_i := T_j + L_j(r_j)
+        free_at[chosen] = finish[j] = start[j] + took  # F_i := T_j + L_j(r_j)
         rack_sets[j] = tuple(sorted(chosen.tolist()))
-    return Schedule(counts.copy(), tuple(rack_sets), start, tuple(order), objective(scenario, start + duration, arrival))
+    return Schedule(counts.copy(), tuple(rack_sets), start, tuple(order), objective(scenario, finish, arrival))
 
 
 def prioritize_slots(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], counts: NDArray[np.int64], order_by: Order,
@@ -99,19 +106,25 @@ def _admits(booked: list[Booking], begin: float, need: int, capacity: int) -> bo
 
 
 def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], order: Order = "thesis",
-         slots: SlotDemand | None = None) -> Schedule:
+         slots: SlotDemand | None = None, network: RackChoice | None = None) -> Schedule:
     """Provisioning phase (§4.3.4): from r_j = 1, widen the longest job one rack at a time until every
     job has R racks; prioritize every candidate allocation and keep the first with the best objective.
-    ``slots`` switches prioritization to slot-aware sharing (``prioritize_slots``)."""
+    ``slots`` switches prioritization to slot-aware sharing (``prioritize_slots``); with ``network``
+    the phase runs on its floor table L_j(r) / p_j(d_low(r)) and latency-sensitive jobs choose their
+    racks by latency too (docs/planner.md "Network latency")."""
+    if network is not None:
+        if slots is not None:
+            raise PlanningError("slot-aware sharing does not take a network latency matrix")
+        latency = network.floor
     n_jobs, n_racks = latency.shape
     counts = np.ones(n_jobs, dtype=np.int64)
-    best = prioritize(scenario, latency, arrival, counts, order, slots)
+    best = prioritize(scenario, latency, arrival, counts, order, slots, network)
     while True:
         growable = [j for j in range(n_jobs) if counts[j] < n_racks]
         if not growable:
             return best
         longest = max(growable, key=lambda j: (latency[j, counts[j] - 1], -j))
         counts[longest] += 1
-        candidate = prioritize(scenario, latency, arrival, counts, order, slots)
+        candidate = prioritize(scenario, latency, arrival, counts, order, slots, network)
         if candidate.objective < best.objective:
             best = candidate

@@ -65,3 +65,26 @@ def instances(draw: st.DrawFn, max_jobs: int = 7, max_racks: int = 6) -> Instanc
     n_jobs = draw(st.integers(1, max_jobs))
     n_racks = draw(st.integers(1, max_racks))
     return draw(latencies(n_jobs, n_racks)), draw(arrivals(n_jobs))
+
+
+NetworkInstance = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], list]
+
+
+def _wavy(latency_us: float) -> float:
+    """A performance-latency function that falls, then rises again (the planner takes its running minimum)."""
+    return 1.0 if latency_us < 25 else 0.5 if latency_us < 120 else 0.8
+
+
+@st.composite
+def network_instances(draw: st.DrawFn, max_jobs: int = 6, max_racks: int = 5) -> NetworkInstance:
+    """An instance plus a rack-pair latency matrix (µs; ties, asymmetric entries, a non-zero diagonal) and
+    per job a performance-latency function or None (latency-insensitive)."""
+    from corral_yarn.nomora.perf import PUBLISHED
+
+    latency, arrival = draw(instances(max_jobs, max_racks))
+    n_jobs, n_racks = latency.shape
+    cells = draw(st.lists(st.sampled_from([0.0, 10.0, 30.0, 45.0, 60.0, 200.0, 900.0, 2500.0]), min_size=n_racks * n_racks, max_size=n_racks * n_racks))
+    rack_us = np.array(cells).reshape(n_racks, n_racks)
+    functions = [None, _wavy, *PUBLISHED.values()]
+    perf = [draw(st.sampled_from(functions)) for _ in range(n_jobs)]
+    return latency, arrival, rack_us, perf
