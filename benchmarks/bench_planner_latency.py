@@ -8,7 +8,8 @@ and 4-6) at the medians of corral_yarn.nomora.latency.SHAPES: 20 µs inside a ra
   - blind_s: the plan made without the matrix (today's planner), replayed in its order and racks with
     every sensitive job running L_j(r_j) / p_j(d(R_j));
   - aware_s: the plan made with the matrix (its own objective, the same model);
-  - sensitive_cross_pod: how many sensitive jobs each plan puts across the two pods;
+  - sensitive_cross_pod: how many sensitive jobs each plan puts across the two pods; sensitive: their mean
+    expected performance p_j(d(R_j)) and how many run on one rack, in each plan;
   - plan times: fast with the matrix, reference with the matrix (the same plan, checked), fast without.
 
 Usage: nice -n 10 python benchmarks/bench_planner_latency.py
@@ -52,6 +53,14 @@ def cross_pod(plan: Plan, sensitive: set[str], names: list[str]) -> int:
     return sum(len({POD[names.index(r)] for r in p.racks}) > 1 for p in plan.jobs if p.name in sensitive)
 
 
+def sensitive_figures(plan: Plan, workload: Workload, network: Any, names: list[str]) -> dict[str, float]:
+    """Mean expected performance p_j(d(R_j)) of the sensitive jobs, and how many run on one rack."""
+    index = {job.name: j for j, job in enumerate(workload.jobs)}
+    mine = [p for p in plan.jobs if workload.jobs[index[p.name]].latency_profile]
+    perf = [network.performance(index[p.name], [names.index(r) for r in p.racks]) for p in mine]
+    return {"mean_perf": round(sum(perf) / len(perf), 4), "on_one_rack": sum(len(p.racks) == 1 for p in mine)}
+
+
 def main() -> None:
     cluster = example_cluster()
     names = cluster.rack_names
@@ -76,6 +85,7 @@ def main() -> None:
             "blind_s": round(blind_s, 2), "aware_s": round(aware.objective_s, 2), "aware_over_blind": round(aware.objective_s / blind_s, 4),
             "blind_planned_without_latency_s": round(blind.objective_s, 2),
             "sensitive_cross_pod": {"blind": cross_pod(blind, sensitive, names), "aware": cross_pod(aware, sensitive, names), "of": len(sensitive)},
+            "sensitive": {"blind": sensitive_figures(blind, workload, network, names), "aware": sensitive_figures(aware, workload, network, names)},
             "plan_s": {"fast_without_matrix": round(t1 - t0, 3), "fast_with_matrix": round(t2 - t1, 3), "reference_with_matrix": round(t3 - t2, 3)},
             "fast_equals_reference": oracle.model_dump() == aware.model_dump(),
         }
