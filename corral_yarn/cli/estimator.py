@@ -6,12 +6,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import TypeVar
 
 from corral_yarn.cli.cluster import add_cluster_options, cluster_from_args
+from corral_yarn.cli.types import from_parser as _option
 from corral_yarn.cli.types import positive_float, positive_int
 from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.contracts import BLOCK_BYTES
@@ -37,17 +36,6 @@ from estimator.sources.tabular import read_csv, read_json
 from estimator.store import HistoryStore
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
-
-
-def _option(parse: Callable[[str], T]) -> Callable[[str], T]:
-    """An argparse type from a parser raising InputError, so the error names the option."""
-    def convert(text: str) -> T:
-        try:
-            return parse(text)
-        except InputError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-    return convert
 
 
 def _history(store: str) -> HistoryStore:

@@ -5,19 +5,24 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from datetime import datetime
 from pathlib import Path
 
 from tqdm import tqdm
 
 from corral_yarn import io
-from corral_yarn.cli.types import non_negative_float, non_negative_int, positive_int
+from corral_yarn.cli.types import from_parser, non_negative_float, non_negative_int, positive_int
 from corral_yarn.contracts import ClusterSpec, Plan, Workload
 from corral_yarn.errors import InputError
 from corral_yarn.nomora.latency import LatencyMatrix, RackLatencyMatrix
 from corral_yarn.nomora.latency import load as load_latency
+from corral_yarn.pipeline.outcome import period_comparison
+from corral_yarn.pipeline.planning import PERIOD
+from corral_yarn.pipeline.settings import Period
 from corral_yarn.planner.build import IMPLEMENTATIONS, build_plan, rack_latency_us
 from corral_yarn.planner.schedule import DEFAULT_ORDER, ORDERS, SCENARIOS, SHARING
 from corral_yarn.report import write_plan_report
+from corral_yarn.report.actual import Comparison
 from corral_yarn.report.html import fmt_bytes, fmt_percent, fmt_seconds
 from corral_yarn.workloads import example_cluster, w1_like
 
@@ -64,12 +69,22 @@ def _register_plan(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _register_report(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("report", help="render a plan as an HTML page with PNG charts",
-                              description="Render a plan as a self-contained HTML page (index.html) plus its PNG charts.")
+    p = subparsers.add_parser("report", help="render a plan as an HTML page with PNG charts; with --history, planned against actual",
+                              description="Render a plan as a self-contained HTML page (index.html) plus its PNG charts; with --history, "
+                                          "add the period's runs: planned against actual start and finish, locality and the model's error.")
     p.add_argument("plan", type=Path, metavar="PLAN.json", help="a plan written by 'corral plan'")
     p.add_argument("--out", required=True, type=Path, metavar="DIR", help="the report directory (created; files in it are replaced whole)")
     p.add_argument("--cluster", type=Path, metavar="C.json", help="the plan's cluster, to list its hardware and check the plan's racks")
     p.add_argument("--jobs", type=Path, metavar="J.json", help="the plan's jobs, to add task counts and shuffle bytes to the job table")
+    p.add_argument("--history", type=Path, metavar="STORE",
+                   help="a history store holding the period's runs: adds planned against actual start and finish, the model's error, "
+                        "and the runs drawn over the Gantt chart (runs join the plan by their corral-plan/-period/-job tags)")
+    p.add_argument("--records", type=Path, metavar="DIR",
+                   help="the pipeline's run records of this plan (<home>/records/<version>/), for each job's containers and blocks inside R_j")
+    p.add_argument("--period-start", type=from_parser(io.parse_time), metavar="TIME",
+                   help="the planning period's start, ISO 8601 (default: period.json beside PLAN.json, as the pipeline writes it)")
+    p.add_argument("--horizon", type=from_parser(io.parse_duration), metavar="DURATION",
+                   help="the period's length with --period-start, e.g. 24h; runs submitted in it that are not the plan's are ad hoc")
     p.set_defaults(func=_run_report)
 
 
@@ -124,9 +139,51 @@ def _run_report(args: argparse.Namespace) -> int:
     plan = io.load_plan(args.plan)
     cluster = io.load_cluster(args.cluster) if args.cluster else None
     workload = io.load_workload(args.jobs) if args.jobs else None
+    actual = _actual(args, plan)
     log.info("rendering the report of plan %s (%d jobs) into %s", plan.plan_id, len(plan.jobs), args.out)
-    print(write_plan_report(plan, args.out, cluster, workload))
+    index = write_plan_report(plan, args.out, cluster, workload, actual)
+    if actual is not None:
+        print(versus_summary(actual))
+    print(index)
     return 0
+
+
+def _actual(args: argparse.Namespace, plan: Plan) -> Comparison | None:
+    """The plan against the period's runs when --history is given (the options that need it refused without it)."""
+    if args.history is None:
+        if given := next((o for o in ("records", "period_start", "horizon") if getattr(args, o) is not None), None):
+            raise InputError("needs --history (the store holding the period's runs)", field="--" + given.replace("_", "-"))
+        return None
+    start, end = _period(args, plan)
+    return period_comparison(plan, start, end, args.history, args.records)
+
+
+def _period(args: argparse.Namespace, plan: Plan) -> tuple[datetime, datetime]:
+    """[start, end) of the plan's period: --period-start and --horizon, else the pipeline's period.json beside the plan."""
+    if args.period_start is not None or args.horizon is not None:
+        if args.period_start is None or args.horizon is None:
+            raise InputError("give --period-start and --horizon together", field="--horizon" if args.horizon is None else "--period-start")
+        return args.period_start, args.period_start + args.horizon
+    path = args.plan.parent / PERIOD
+    if not path.is_file():
+        raise InputError(f"no {PERIOD} beside {args.plan}: give the period as --period-start TIME --horizon DURATION", field="--period-start")
+    period = io.load(Period, path)
+    if period.scenario != plan.scenario:
+        raise InputError(f"the period was planned {period.scenario}, the plan is {plan.scenario}: not this plan's period", field=f"{path}: scenario")
+    return period.start, period.start + period.horizon
+
+
+def versus_summary(actual: Comparison) -> str:
+    """One paragraph: how many planned jobs ran, the objective planned and actual, the model's error and locality."""
+    ran = sum(1 for o in actual.jobs if o.run is not None)
+    measured = actual.actual_objective_s()
+    containers, blocks = actual.shares()
+    objective = actual.plan.objective.replace("_", " ")
+    never = f" (never ran: {', '.join(actual.never_ran)})" if actual.never_ran else ""
+    return (f"Period {actual.period}: {ran} of {len(actual.jobs)} planned jobs ran{never}, {len(actual.ad_hoc)} ad hoc runs. "
+            f"{objective.capitalize()} planned {fmt_seconds(actual.plan.objective_s)}, actual "
+            f"{'n/a' if measured is None else fmt_seconds(measured)}; mean |model error| {fmt_percent(actual.mean_abs_model_error())}; "
+            f"containers inside R_j {fmt_percent(containers)}, input blocks {fmt_percent(blocks)}.")
 
 
 def _run_example(args: argparse.Namespace) -> int:

@@ -5,6 +5,21 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import TypeVar
+
+from corral_yarn.errors import InputError
+
+T = TypeVar("T")
+
+
+def from_parser(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """An argparse type from a parser raising InputError, so the error names the option."""
+    def convert(text: str) -> T:
+        try:
+            return parse(text)
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return convert
 
 
 def positive_int(text: str) -> int:

@@ -22,8 +22,8 @@ from corral_yarn import io
 from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.grants import grant_period
 from corral_yarn.cluster.history import job_id_of
-from corral_yarn.cluster.tags import period_id
 from corral_yarn.cluster.rm import AppReport
+from corral_yarn.cluster.tags import period_id
 from corral_yarn.cluster.upload import PlacementReport
 from corral_yarn.errors import InputError
 from corral_yarn.pipeline.catalog import Catalog, RecurringJob

@@ -18,7 +18,7 @@ from corral_yarn import io
 from corral_yarn.cluster import ApplicationFailedError
 from corral_yarn.errors import CorralError, InputError
 from corral_yarn.io import parse_duration, parse_time
-from corral_yarn.pipeline import execution, planning
+from corral_yarn.pipeline import execution, outcome, planning
 from corral_yarn.pipeline.catalog import Catalog
 from corral_yarn.pipeline.connections import cluster_from_airflow
 from corral_yarn.pipeline.execution import PlannedRun
@@ -133,10 +133,14 @@ def verify(params: dict[str, Any], submitted: dict[str, Any]) -> dict[str, Any]:
 
 
 def summarize(params: dict[str, Any], jobs: list[dict[str, Any]], records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Write ``summary.json`` next to the records; raises JobsFailedError if a planned job did not run to its end."""
+    """Re-render the period's report with what ran and write ``summary.json`` next to the records; raises
+    JobsFailedError if a planned job did not run to its end."""
     directory = _settings(params).records / jobs[0]["version"] if jobs else None
     summary = summary_of(jobs, [r for r in records if r], _not_run(directory))
     if directory:
+        start = jobs[0].get("period_start")
+        report = outcome.report_outcome(_settings(params), jobs[0]["version"], parse_time(start)) if start else None
+        summary["report"] = str(report.resolve()) if report else None
         io.write_atomic(directory / SUMMARY, json.dumps(summary, indent=2) + "\n")
         log.info("run summary: %s", (directory / SUMMARY).resolve())
     if summary["missing"]:

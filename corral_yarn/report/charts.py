@@ -95,11 +95,14 @@ def _thin_lane_ticks(ax, lanes: Sequence[str]) -> None:
 
 
 def gantt_png(lanes: Sequence[str], bars: Sequence[Bar], title: str, markers: Sequence[Marker] = (),
-              xlabel: str = "time (s)", lane_label: str = "rack") -> bytes:
-    """A lanes x time Gantt chart (lane 0 on top), each bar labelled when a label fits inside it."""
+              xlabel: str = "time (s)", lane_label: str = "rack", overlay: Sequence[Bar] = (), overlay_label: str = "actual") -> bytes:
+    """A lanes x time Gantt chart (lane 0 on top), each bar labelled when a label fits inside it; ``overlay``
+    bars (e.g. what actually ran) are drawn over them as hatched outlines in the middle of their lanes."""
     fig, canvas = _new_figure(min(18.0, max(3.2, 1.3 + 0.34 * len(lanes))))
     ax = fig.add_subplot()
     placed = _draw_bars(ax, bars)
+    if overlay:
+        _draw_overlay(ax, overlay, overlay_label)
     for m in markers:
         ax.axvline(m.x, color=m.color, linestyle=m.linestyle, linewidth=1.2, label=m.label)
     ax.set_ylim(max(len(lanes), 1) - 0.5, -0.5)
@@ -109,7 +112,7 @@ def gantt_png(lanes: Sequence[str], bars: Sequence[Bar], title: str, markers: Se
     ax.set_title(title, fontsize=11)
     ax.grid(axis="x", color="#ddd", linewidth=0.6)
     ax.set_axisbelow(True)
-    if markers:
+    if markers or overlay:
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
     fig.draw_without_rendering()  # settle the layout before measuring label sizes
     renderer = canvas.get_renderer()
@@ -131,6 +134,18 @@ def _draw_bars(ax, bars: Sequence[Bar]) -> list[tuple[Bar, int, int, str]]:
     ax.add_collection(PolyCollection(boxes, facecolors=colors, edgecolors="white", linewidths=0.6))
     ax.set_xlim(0, 1.02 * max((b.finish for b in bars), default=1.0))
     return placed
+
+
+def _draw_overlay(ax, bars: Sequence[Bar], label: str) -> None:
+    """Hatched outlines a third of a lane high, in each bar's colour edged black; the x range grows to hold them."""
+    boxes, colors = [], []
+    for bar in bars:
+        for first, last in _spans(bar.lanes):
+            y0, y1 = first - _HALF_BAR / 2, last + _HALF_BAR / 2
+            boxes.append([(bar.start, y0), (bar.finish, y0), (bar.finish, y1), (bar.start, y1)])
+            colors.append(_PALETTE[bar.color % len(_PALETTE)])
+    ax.add_collection(PolyCollection(boxes, facecolors=colors, edgecolors="black", linewidths=1.0, hatch="///", alpha=0.9, label=label))
+    ax.set_xlim(0, 1.02 * max(ax.get_xlim()[1] / 1.02, max((b.finish for b in bars), default=1.0)))
 
 
 def _label_bar(ax, renderer, bar: Bar, first: int, last: int, text_color: str) -> None:

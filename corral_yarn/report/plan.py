@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
 from corral_yarn.contracts import ClusterSpec, Plan, PlannedJob, Workload
 from corral_yarn.errors import InputError
 from corral_yarn.report import charts, html
+from corral_yarn.report.actual import Comparison
 from corral_yarn.report.charts import Bar, Marker, Panel
 from corral_yarn.report.html import fmt_bytes, fmt_percent, fmt_seconds
+from corral_yarn.report.versus import actual_bars, actual_markers, versus_section
 
 SCHEDULE_PNG = "schedule.png"
 RACK_INPUT_PNG = "rack_input.png"
@@ -17,14 +20,19 @@ SUMMARY_PNG = "summary.png"
 _RACKS_SHOWN = 12
 
 
-def render_plan_report(plan: Plan, cluster: ClusterSpec | None = None, workload: Workload | None = None) -> dict[str, bytes]:
-    """The report's files by name (index.html and its PNGs); pure, nothing is written."""
+def render_plan_report(plan: Plan, cluster: ClusterSpec | None = None, workload: Workload | None = None,
+                       actual: Comparison | None = None) -> dict[str, bytes]:
+    """The report's files by name (index.html and its PNGs); pure, nothing is written. With ``actual``
+    (the period's runs joined to the plan) the Gantt chart overlays the runs and a planned-vs-actual
+    section follows the schedule."""
     racks = _rack_lanes(plan, cluster)
     if workload is not None:
         _check_jobs(plan, workload)
+    overlay = actual_bars(actual, racks) if actual is not None else []
+    markers = _markers(plan) + (actual_markers(actual) if actual is not None else [])
     pngs = {
         SUMMARY_PNG: charts.comparison_png(_summary_panels(plan)),
-        SCHEDULE_PNG: charts.gantt_png(racks, _bars(plan, racks), _schedule_title(plan), _markers(plan)),
+        SCHEDULE_PNG: charts.gantt_png(racks, _bars(plan, racks), _schedule_title(plan), markers, overlay=overlay, overlay_label="actual run"),
         RACK_INPUT_PNG: charts.lane_bars_png(
             racks, [plan.rack_input_bytes.get(r, 0.0) for r in racks],
             f"Planned input bytes per rack (coefficient of variation {plan.rack_input_cov:.3f})", "input bytes", fmt_bytes),
@@ -32,7 +40,8 @@ def render_plan_report(plan: Plan, cluster: ClusterSpec | None = None, workload:
     sections = [
         html.section("Summary", html.key_values(_summary(plan, racks)),
                      html.figure(pngs[SUMMARY_PNG], SUMMARY_PNG, "Objective against the LP lower bound; cross-rack shuffle bytes against spreading every job over all racks.")),
-        html.section("Schedule", html.figure(pngs[SCHEDULE_PNG], SCHEDULE_PNG, _schedule_caption(plan))),
+        html.section("Schedule", html.figure(pngs[SCHEDULE_PNG], SCHEDULE_PNG, _schedule_caption(plan, actual))),
+        *([versus_section(actual)] if actual is not None else []),
         html.section("Input data per rack", html.figure(pngs[RACK_INPUT_PNG], RACK_INPUT_PNG, "Each job's input D_j is split evenly over its racks R_j (the Corral replica; thesis §4.3.4).")),
         html.section("Jobs", _jobs_table(plan, workload)),
     ]
@@ -43,9 +52,10 @@ def render_plan_report(plan: Plan, cluster: ClusterSpec | None = None, workload:
     return {html.INDEX: html.page(title, subtitle, sections).encode("utf-8"), **pngs}
 
 
-def write_plan_report(plan: Plan, out_dir: str | os.PathLike[str], cluster: ClusterSpec | None = None, workload: Workload | None = None) -> Path:
+def write_plan_report(plan: Plan, out_dir: str | os.PathLike[str], cluster: ClusterSpec | None = None, workload: Workload | None = None,
+                      actual: Comparison | None = None) -> Path:
     """Render the report, then publish it into ``out_dir``; returns the path of index.html."""
-    return html.publish(out_dir, render_plan_report(plan, cluster, workload))
+    return html.publish(out_dir, render_plan_report(plan, cluster, workload, actual))
 
 
 def _rack_lanes(plan: Plan, cluster: ClusterSpec | None) -> list[str]:
@@ -70,18 +80,30 @@ def _bars(plan: Plan, racks: list[str]) -> list[Bar]:
 def _markers(plan: Plan) -> list[Marker]:
     last = max((j.planned_finish_s for j in plan.jobs), default=0.0)
     markers = [Marker(last, f"last finish {fmt_seconds(last)}")]
-    if plan.scenario == "batch" and plan.lower_bound_s is not None:  # the bound is on the makespan only
-        markers.append(Marker(plan.lower_bound_s, f"LP-Batch bound {fmt_seconds(plan.lower_bound_s)}", "#d62728", ":"))
-    return markers
+    if plan.lower_bound_s is None:
+        return markers
+    if plan.scenario == "batch":  # a bound on the makespan: the last finish
+        return [*markers, Marker(plan.lower_bound_s, f"LP-Batch bound {fmt_seconds(plan.lower_bound_s)}", "#d62728", ":")]
+    # online: mean(C_j - A_j) >= bound, so the mean finish instant is at least mean(A_j) + bound (§4.3.5)
+    mean_arrival = math.fsum(j.arrival_s for j in plan.jobs) / len(plan.jobs) if plan.jobs else 0.0
+    return [*markers, Marker(mean_arrival + plan.objective_s, f"mean finish, plan {fmt_seconds(mean_arrival + plan.objective_s)}", "#1f77b4", "-."),
+            Marker(mean_arrival + plan.lower_bound_s, f"online bound on the mean finish {fmt_seconds(mean_arrival + plan.lower_bound_s)}", "#d62728", ":")]
 
 
 def _schedule_title(plan: Plan) -> str:
     return f"Planned schedule: {len(plan.jobs)} jobs, {plan.scenario} scenario, {plan.objective.replace('_', ' ')} {fmt_seconds(plan.objective_s)}"
 
 
-def _schedule_caption(plan: Plan) -> str:
-    return ("Each bar is one job on its racks R_j, from its planned start T_j to T_j + L'_j(r_j) (MRCute latency plus the "
-            "data-balance penalty alpha D_j / r_j). Labels are job names, or #order in the priority order when the name does not fit.")
+def _schedule_caption(plan: Plan, actual: Comparison | None = None) -> str:
+    caption = ("Each bar is one job on its racks R_j, from its planned start T_j to T_j + L'_j(r_j) (MRCute latency plus the "
+               "data-balance penalty alpha D_j / r_j). Labels are job names, or #order in the priority order when the name does not fit.")
+    if plan.scenario == "online" and plan.lower_bound_s is not None:
+        caption += (" The online bound is on the mean completion time from arrival, so the dotted line is the mean arrival plus the bound: "
+                    "no schedule's mean finish comes before it.")
+    if actual is not None:
+        caption += (" Hatched bars are the runs as they happened (history store), on the racks their tasks ran on, from their start to "
+                    f"their finish; time 0 is {actual.origin.isoformat()}.")
+    return caption
 
 
 def _summary(plan: Plan, racks: list[str]) -> list[tuple[str, str]]:

@@ -1,21 +1,28 @@
 """The Airflow pipeline end to end on the embedded cluster (``airflow dags test``): corral_plan, then
 corral_run with one job's input missing (that job fails, the others run in their racks), then
-corral_run again once the input is there (the finished jobs are not submitted again, the last one runs).
+corral_run again once the input is there (the finished jobs are not submitted again, the last one runs);
+then the period's planned-vs-actual report on the history those runs left.
 """
 
 from __future__ import annotations
 
 import random
 import shutil
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from corral_yarn import io
+from corral_yarn.cli import main
 from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.pipeline import demo_workload
 from corral_yarn.pipeline.catalog import Catalog
 from corral_yarn.pipeline.demo import DemoPaths, LocalAirflow, PipelineRunError, latest_summary, plan_conf, prepare, run_conf, today
+from corral_yarn.pipeline.outcome import period_comparison
+from corral_yarn.pipeline.settings import Period
+from estimator.store import HistoryStore
 
 pytestmark = pytest.mark.integration
 MISSING = "queries-wordcount"
@@ -80,3 +87,36 @@ def test_the_plan_and_its_report_are_published_on_hdfs(pipeline: dict[str, Any])
     assert {"plan.json", "jobs.json", "cluster.json", "period.json", "report"} <= set(hdfs.list(f"{settings.plans_dir}/{version}"))
     assert "index.html" in hdfs.list(f"{settings.plans_dir}/{version}/report")
     assert Path(settings.periods, version.split("-")[0], "report", "index.html").is_file()
+
+
+def test_history_rows_carry_their_plan_entry_and_the_report_compares_plan_and_runs(pipeline: dict[str, Any], tmp_path: Path,
+                                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Planned vs actual fed by the run: the jobs' history rows (JobHistory, ingested by the DAG) join the plan
+    by their tags, and ``corral report --history --records`` gives every planned job its actual times and locality."""
+    settings, second = pipeline["settings"], pipeline["second"]
+    version = second["version"]
+    period_dir = Path(settings.periods, version.split("-")[0])
+    plan = io.load_plan(period_dir / "plan.json")
+    entry = (plan.plan_id.lower(), period_dir.name.lower())
+    runs = HistoryStore(settings.store).runs()
+    tagged = [r for r in runs if r.plan_id == entry[0]]  # other tests' tagged jobs on the shared cluster carry other plan ids
+    assert sorted(r.planned_job for r in tagged) == sorted(j.name.lower() for j in plan.jobs)
+    assert {r.plan_period for r in tagged} == {entry[1]}
+    out = tmp_path / "report"
+    assert main(["report", str(period_dir / "plan.json"), "--out", str(out), "--history", str(settings.store),
+                 "--records", str(settings.records / version)]) == 0
+    printed = capsys.readouterr().out
+    assert "4 of 4 planned jobs ran," in printed and "containers inside R_j 100.0 %, input blocks 100.0 %" in printed
+    start = io.load(Period, period_dir / "period.json").start
+    end = start + timedelta(days=1)
+    actual = period_comparison(plan, start, end, settings.store, settings.records / version)
+    assert actual.never_ran == [] and actual.shares() == (1.0, 1.0)
+    others = {r.run_id for r in runs if (r.plan_id, r.plan_period) != entry and start <= r.submit_time < end}
+    assert {r.run_id for r in actual.ad_hoc} == others  # other tests' jobs on the shared cluster today, if any
+    for job in actual.jobs:
+        assert job.finished and job.attempts == 1 and job.run.run_id.startswith("jobhistory:job_"), job
+        assert 0.0 <= job.start_s < job.finish_s and job.model_error is not None, job
+    assert actual.actual_objective_s() is not None
+    assert "Planned vs actual" in (out / "index.html").read_text()
+    summary_report = Path(second["report"])  # the run DAG's summary re-rendered the period's report with the runs
+    assert summary_report == (period_dir / "report" / "index.html").resolve() and "Planned vs actual" in summary_report.read_text()
