@@ -13,7 +13,6 @@ Only the winner is prioritized with rack identities, by the reference's own code
 
 from __future__ import annotations
 
-import logging
 import math
 from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
@@ -29,10 +28,9 @@ from corral_yarn.planner.provisioning import SAFETY, lower_bounds, provisioning
 from corral_yarn.planner import reference
 from corral_yarn.planner.reference import prioritize
 from corral_yarn.planner.schedule import Key, Order, Scenario, Schedule, SlotDemand, effective_arrival, key_parts, objective, sort_key
+from corral_yarn.planner.slots import RackSlots
+from corral_yarn.planner.slots import prioritize as prioritize_slots
 
-log = logging.getLogger(__name__)
-
-SLOW_REFERENCE_CELLS = 20_000  # J x R above which the slots-mode reference takes minutes
 FULL_WIDTH_JOBS = 64  # at most this many later full-width jobs in an online give-up test
 
 
@@ -121,6 +119,7 @@ class IncrementalPrioritization:
         self.checkpoints: list[Checkpoint] = [(Prefix(0, None, -math.inf, 0.0, 0.0, 0.0), [-0.0], [self.n_racks])]
         self.given_up: Prefix | None = None  # a prefix that proved the candidates sharing it cannot win
         self.doomed_from = math.inf  # ... when their total work is at least this
+        self.witness: int | None = None  # ... or a later job that dooms them while it is not widened
 
     def widen(self, steps: Steps, lo: int, hi: int) -> None:
         """Apply steps lo..hi-1 (r_j += 1 each): forget the prefix states they change."""
@@ -145,8 +144,8 @@ class IncrementalPrioritization:
                 insort(self.full_width, key[j])
         while self.checkpoints[-1][0].changed_by(lowest):
             self.checkpoints.pop()
-        if self.given_up is not None and self.given_up.changed_by(lowest):
-            self.given_up, self.doomed_from = None, math.inf
+        if self.given_up is not None and (self.given_up.changed_by(lowest) or (self.witness is not None and bool(np.any(jobs == self.witness)))):
+            self.given_up, self.doomed_from, self.witness = None, math.inf, None
 
     def _sort(self) -> None:
         """Bring ``order`` up to date with the recorded moves."""
@@ -188,9 +187,13 @@ class IncrementalPrioritization:
             end = bisect_right(self.arrival_by_position, arrival, position)  # may come before it
             waiting += self._waiting(level, position, end)
             position = end
-            finish = (finish if finish >= arrival else arrival) + self.duration[j]
+            finish = (finish if finish >= arrival else arrival) + self._holds(j)
             level = finish if finish > level else level
         return waiting + self._waiting(level, position, len(self.order)), level
+
+    def _holds(self, j: int) -> float:
+        """How long after its start a full-width job keeps every later job from starting: it holds every rack."""
+        return self.duration[j]
 
     def _waiting(self, level: float, start: int, stop: int) -> float:
         """sum of max(level - A, 0) over the positions start .. stop-1 (arrivals sorted by position)."""
@@ -248,16 +251,105 @@ class IncrementalPrioritization:
         return math.fsum(completion) / n_jobs if self.online else max_finish
 
 
-def _check(latency: NDArray[np.float64], arrival: NDArray[np.float64]) -> None:
+class SlotPrioritization(IncrementalPrioritization):
+    """``IncrementalPrioritization`` with slot-aware sharing (docs/planner.md): a prefix state is every
+    rack's reservations (``slots.RackSlots``), and a batch candidate's work is its slot-time
+    sum_j r_j d_j(r_j) L_j(r_j)."""
+
+    def __init__(self, scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], counts: NDArray[np.int64], checkpoint_every: int,
+                 order: Order, slots: SlotDemand) -> None:
+        super().__init__(scenario, latency, arrival, counts, checkpoint_every, order)
+        self.demand, self.capacity = slots.demand, slots.capacity
+        self.checkpoints = [(self.checkpoints[0][0], RackSlots(self.n_racks, slots.capacity).snapshot())]  # type: ignore[list-item]
+
+    def _holds(self, j: int) -> float:
+        """A full-width job is every rack's last start: later jobs start at or after its start, not its finish."""
+        return 0.0
+
+    def doomed_work(self, best: float, prefix: Prefix, racks: RackSlots) -> float:  # type: ignore[override]
+        """As ``IncrementalPrioritization.doomed_work``. Batch: no later job uses a slot before its rack's last
+        start L_i, nor one a running reservation holds, so the makespan is at least (blocked slot-time + later
+        slot-time) / (R S). Online: every later job starts at or after min_i L_i."""
+        if not self.online:
+            if prefix.max_finish >= best:
+                return -math.inf
+            blocked, capacity = racks.blocked(), self.n_racks * self.capacity
+            margin = SAFETY * (best * capacity + abs(blocked) + abs(prefix.area))
+            return best * capacity - blocked + prefix.area + margin
+        n_jobs = len(self.order)
+        earliest = float(racks.last_start.min())
+        earliest = earliest if earliest > -math.inf else self.arrival_by_position[0]  # a rack no job used yet: no wait
+        waiting, level = self._waiting_after(prefix, earliest, float(racks.last_start.max()))
+        margin = SAFETY * (best * n_jobs + prefix.completion_sum + n_jobs * abs(level) + 2.0 * self.arrival_total + abs(prefix.duration_sum))
+        limit = best * n_jobs + margin
+        return -math.inf if prefix.completion_sum > limit else limit - prefix.completion_sum - waiting + prefix.duration_sum
+
+    def late_finisher(self, best: float, prefix: Prefix, racks: RackSlots) -> int | None:
+        """Batch, thesis order: a later job that finishes at or after ``best`` whatever happens after the
+        prefix, or None. A later job on r_j racks starts at or after the r_j-th smallest L_i (and 0); later
+        jobs come by width, then longest first, so the first of each width is its longest."""
+        if self.online or self.order_by != "thesis":
+            return None
+        last_start = np.sort(np.maximum(racks.last_start, 0.0)).tolist()
+        order, position = self.order, prefix.jobs
+        while position < len(order):
+            _, narrower, _, j = order[position]  # narrower = -r_j
+            if last_start[self.count[j] - 1] + self.duration[j] >= best:
+                return j
+            position = bisect_left(order, (0.0, narrower + 1, -math.inf, -1), position + 1)
+        return None
+
+    def objective(self, best: float, work_total: float) -> float | None:
+        """The current candidate's objective, or None once it provably cannot beat ``best``."""
+        self._sort()
+        n_jobs, every = len(self.order), self.checkpoint_every
+        max_finish_limit = math.inf if self.online else best
+        completion_limit = best * n_jobs if self.online else math.inf
+        prefix, snapshot = self.checkpoints[-1]
+        racks = RackSlots(self.n_racks, self.capacity, snapshot)  # type: ignore[arg-type]
+        max_finish, total, durations, area = prefix.max_finish, prefix.completion_sum, prefix.duration_sum, prefix.area
+        order, completion, count, duration_of, demand = self.order, self.completion, self.count, self.duration, self.demand
+        for position in range(prefix.jobs, n_jobs):
+            arrival, _, _, j = order[position]
+            width, duration = count[j], duration_of[j]
+            need = int(demand[j, width - 1])
+            start, _ = racks.place(arrival, need, width, duration)
+            finish = start + duration
+            completion[position] = done = finish - arrival
+            total += done
+            durations += duration
+            area += width * need * duration
+            if finish > max_finish:
+                max_finish = finish
+            jobs = position + 1
+            if max_finish >= max_finish_limit or total > completion_limit or jobs % every == 0:
+                prefix = Prefix(jobs, order[position], max_finish, total, durations, area)
+                doomed_from = self.doomed_work(best, prefix, racks)
+                if work_total >= doomed_from:
+                    self.given_up, self.doomed_from = prefix, doomed_from
+                    return None
+                if (witness := self.late_finisher(best, prefix, racks)) is not None:
+                    self.given_up, self.doomed_from, self.witness = prefix, -math.inf, witness
+                    return None
+                if jobs % every == 0:
+                    self.checkpoints.append((prefix, racks.snapshot()))  # type: ignore[arg-type]
+        return math.fsum(completion) / n_jobs if self.online else max_finish
+
+
+def _check(latency: NDArray[np.float64], arrival: NDArray[np.float64], slots: SlotDemand | None) -> None:
     if latency.ndim != 2 or latency.shape[0] != arrival.size or min(latency.shape) < 1:
         raise PlanningError(f"latency must be J x R with J, R >= 1 and J = {arrival.size} arrivals, got {latency.shape}")
     if not (np.all(np.isfinite(latency)) and np.all(latency >= 0) and np.all(np.isfinite(arrival))):
         raise PlanningError("latencies must be finite and >= 0, arrivals finite")
+    if slots is not None and (slots.demand.shape != latency.shape or not np.all((slots.demand >= 1) & (slots.demand <= slots.capacity))):
+        raise PlanningError(f"slot demand must be J x R = {latency.shape} with values in 1..{slots.capacity}")
 
 
 # jobs between checkpoints, tuned on W1-like workloads: online candidates often resume mid-order;
 # a batch candidate usually moves its job to the front, and a batch give-up test costs O(R)
 CHECKPOINT_EVERY: dict[Scenario, int] = {"batch": 32, "online": 8}
+# with slot-aware sharing a batch candidate's placements cost O(R) each and its give-up comes a few jobs after it resumes
+SLOT_CHECKPOINT_EVERY: dict[Scenario, int] = {"batch": 4, "online": 8}
 
 
 PROBES = 4  # candidates with the lowest objective bounds evaluated first, for a good incumbent
@@ -294,6 +386,8 @@ def _next_candidate(run: IncrementalPrioritization, steps: Steps, objective_boun
         may_win = np.where(k < winner, bound <= best, bound < best) & (k != winner)  # ``_limit``: ties go to the earlier
         if run.given_up is not None:
             may_win = (may_win & (work[start:stop] < run.doomed_from)) | steps.touches(start, stop, run.given_up.last_key)
+            if run.witness is not None:
+                may_win |= steps.job[start:stop] == run.witness
         hit = np.flatnonzero(may_win)
         if hit.size:
             return start + int(hit[0])
@@ -305,29 +399,31 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
          slots: SlotDemand | None = None, network: RackChoice | None = None) -> Schedule:
     """Same contract and answer as ``reference.plan``: the first candidate with the best objective.
 
-    Slot-aware sharing (``slots``) has no fast version yet: it runs the reference (docs/planner.md).
+    With ``slots`` (slot-aware sharing) the same sweep prioritizes candidates over every rack's
+    reservations (``SlotPrioritization``), and the winner with ``slots.prioritize``.
 
     A few candidates with the lowest bounds are prioritized first, for a good incumbent; then every
     candidate is visited in provisioning order, skipping those that provably cannot beat it.
     ``checkpoint_every`` and ``steps_per_chunk`` tune speed and memory only (tests make them small)."""
-    _check(latency, arrival)
+    _check(latency, arrival, slots)
     if network is not None:
         return plan_network(scenario, network, arrival, order, slots)
-    if slots is not None:
-        if latency.size > SLOW_REFERENCE_CELLS:
-            log.warning("slot-aware sharing has no fast planner yet: %d jobs x %d racks go through the O(J^2 R^2) "
-                        "reference planner, which may take long (docs/planner.md)", *latency.shape)
-        return reference.plan(scenario, latency, arrival, order, slots)
     n_jobs = latency.shape[0]
-    every = checkpoint_every or CHECKPOINT_EVERY[scenario]
+    every = checkpoint_every or (CHECKPOINT_EVERY if slots is None else SLOT_CHECKPOINT_EVERY)[scenario]
     prov = provisioning(latency)
-    bounds = lower_bounds(scenario, latency, arrival, prov)
+    bounds = lower_bounds(scenario, latency, arrival, prov, slots)
+
+    def prioritization(counts: NDArray[np.int64]) -> IncrementalPrioritization:
+        if slots is None:
+            return IncrementalPrioritization(scenario, latency, arrival, counts, every, order)
+        return SlotPrioritization(scenario, latency, arrival, counts, every, order, slots)
+
     best, winner = math.inf, prov.candidates
     lowest = np.argpartition(bounds.objective, PROBES - 1)[:PROBES] if prov.candidates > PROBES else np.arange(prov.candidates)
     for k in sorted(lowest.tolist(), key=lambda k: (bounds.objective[k], k)):
-        probe = IncrementalPrioritization(scenario, latency, arrival, prov.counts(k, n_jobs), every, order)
+        probe = prioritization(prov.counts(k, n_jobs))
         best, winner = _consider(probe, k, float(bounds.objective[k]), float(bounds.work[k]), best, winner)
-    run = IncrementalPrioritization(scenario, latency, arrival, prov.counts(0, n_jobs), every, order)
+    run = prioritization(prov.counts(0, n_jobs))
     best, winner = _consider(run, 0, float(bounds.objective[0]), float(bounds.work[0]), best, winner)
     effective = effective_arrival(scenario, arrival)
     for first in range(1, prov.candidates, steps_per_chunk):  # chunks bound the memory of the step arrays
@@ -340,7 +436,12 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
             applied = i + 1
             best, winner = _consider(run, first + i, float(objective_bound[i]), float(work[i]), best, winner)
         run.widen(steps, applied, last - first)
-    return prioritize(scenario, latency, arrival, prov.counts(winner, n_jobs), order)
+    counts = prov.counts(winner, n_jobs)
+    if slots is None:
+        return prioritize(scenario, latency, arrival, counts, order)
+    duration = latency[np.arange(n_jobs), counts - 1]
+    jobs_in_order = reference.prioritization_order(order, counts, duration, effective)
+    return prioritize_slots(scenario, latency, arrival, counts, jobs_in_order, slots)
 
 
 def plan_network(scenario: Scenario, network: RackChoice, arrival: NDArray[np.float64], order: Order, slots: SlotDemand | None = None) -> Schedule:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from corral_yarn.planner.schedule import Scenario
+from corral_yarn.planner.schedule import Scenario, SlotDemand
 
 # Relative slack on every bound: far above the float error of the schedule's sums (about J x 2^-53)
 # and of the bound arithmetic, so a pruned candidate can never be the reference's winner.
@@ -87,10 +87,14 @@ def duration_sums(latency: NDArray[np.float64], prov: Provisioning) -> NDArray[n
     return _running_sums(latency[:, 0], current, previous)
 
 
-def area_sums(latency: NDArray[np.float64], prov: Provisioning) -> NDArray[np.float64]:
-    """Per candidate, a lower bound on the rack-time sum_j r_j L_j(r_j)."""
+def area_sums(latency: NDArray[np.float64], prov: Provisioning, demand: NDArray[np.int64] | None = None) -> NDArray[np.float64]:
+    """Per candidate, a lower bound on the rack-time sum_j r_j L_j(r_j), or with ``demand`` (slot-aware
+    sharing) on the slot-time sum_j r_j d_j(r_j) L_j(r_j)."""
     previous, current = _step_durations(latency, prov)
-    return _running_sums(latency[:, 0], prov.new_count * current, (prov.new_count - 1) * previous)
+    if demand is None:
+        return _running_sums(latency[:, 0], prov.new_count * current, (prov.new_count - 1) * previous)
+    d_before, d_after = demand[prov.widened, prov.new_count - 2], demand[prov.widened, prov.new_count - 1]
+    return _running_sums(latency[:, 0].astype(np.longdouble) * demand[:, 0], prov.new_count * d_after * current, (prov.new_count - 1) * d_before * previous)
 
 
 @dataclass(frozen=True)
@@ -101,14 +105,17 @@ class CandidateBounds:
     work: NDArray[np.float64]  # batch: sum_j r_j L_j(r_j); online: sum_j L_j(r_j)
 
 
-def lower_bounds(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], prov: Provisioning) -> CandidateBounds:
-    """Batch: makespan >= max_j L_j(r_j) (exact) and >= sum_j r_j L_j(r_j) / R (rack-time area).
+def lower_bounds(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], prov: Provisioning,
+                 slots: SlotDemand | None = None) -> CandidateBounds:
+    """Batch: makespan >= max_j L_j(r_j) (exact) and >= sum_j r_j L_j(r_j) / R (rack-time area), with
+    slot-aware sharing >= sum_j r_j d_j(r_j) L_j(r_j) / (R S) (slot-time area over R racks of S slots).
     Online: each completion is at least L_j(r_j), so the mean completion >= mean_j L_j(r_j).
     """
     n_jobs, n_racks = latency.shape
     if scenario == "batch":
-        area = area_sums(latency, prov)
-        return CandidateBounds(np.maximum(prov.longest, _shrink(area / n_racks)), area)
+        area = area_sums(latency, prov, None if slots is None else slots.demand)
+        capacity = n_racks if slots is None else n_racks * slots.capacity
+        return CandidateBounds(np.maximum(prov.longest, _shrink(area / capacity)), area)
     durations = duration_sums(latency, prov)
     # completion = fl(fl(T + L) - A) >= L - 2^-52 (A + L): allow for it on every job
     slack = 4.0 * np.finfo(np.float64).eps * float(np.abs(arrival).sum())

@@ -1,4 +1,4 @@
-"""Hypothesis strategies for planner inputs: latency tables L_j(r) (J x R) and arrival times A_j."""
+"""Hypothesis strategies for planner inputs: latency tables L_j(r) (J x R), arrival times A_j and slot demands d_j(r)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from numpy.typing import NDArray
 
 from corral_yarn.contracts import JobSpec, StageSpec
 from corral_yarn.model import latency_table
+from corral_yarn.planner.schedule import SlotDemand
 from corral_yarn.workloads import example_cluster
 
 Instance = tuple[NDArray[np.float64], NDArray[np.float64]]
@@ -88,3 +89,16 @@ def network_instances(draw: st.DrawFn, max_jobs: int = 6, max_racks: int = 5) ->
     functions = [None, _wavy, *PUBLISHED.values()]
     perf = [draw(st.sampled_from(functions)) for _ in range(n_jobs)]
     return latency, arrival, rack_us, perf
+
+
+@st.composite
+def slot_demands(draw: st.DrawFn, shape: tuple[int, int]) -> SlotDemand:
+    """d_j(r) in 1..S for a rack of S slots: arbitrary, falling with r (as ``build.slot_demand``), or whole racks."""
+    capacity = draw(st.integers(1, 6))
+    values = np.array(draw(st.lists(st.integers(1, capacity), min_size=shape[0] * shape[1], max_size=shape[0] * shape[1])), dtype=np.int64).reshape(shape)
+    kind = draw(st.sampled_from(["any", "falling", "whole"]))
+    if kind == "falling":
+        values = -np.sort(-values, axis=1)
+    elif kind == "whole":
+        values = np.full(shape, capacity, dtype=np.int64)
+    return SlotDemand(values, capacity)

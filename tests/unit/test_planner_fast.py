@@ -1,4 +1,5 @@
-"""The fast planner returns exactly the reference's Schedule (thesis §4.3.4, Fig. 4.2)."""
+"""The fast planner returns exactly the reference's Schedule (thesis §4.3.4, Fig. 4.2), with whole racks
+and with slot-aware sharing (docs/planner.md)."""
 
 from __future__ import annotations
 
@@ -8,20 +9,22 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from planner_instances import Instance, instances
+from planner_instances import Instance, instances, slot_demands
 
 from corral_yarn.errors import PlanningError
 from corral_yarn.model import default_alpha, latency_table
-from corral_yarn.planner import fast, reference
+from corral_yarn.planner import fast, reference, slots
+from corral_yarn.planner.build import slot_demand
 from corral_yarn.planner.provisioning import provisioning
-from corral_yarn.planner.schedule import ORDERS, SCENARIOS, Order, Scenario
+from corral_yarn.planner.schedule import ORDERS, SCENARIOS, Order, Scenario, SlotDemand
 from corral_yarn.workloads import example_cluster, w1_like
 
 
-def assert_same(scenario: Scenario, latency: np.ndarray, arrival: np.ndarray, order: Order = "thesis", **tuning: int) -> None:
-    expected = reference.plan(scenario, latency, arrival, order)
-    got = fast.plan(scenario, latency, arrival, order, **tuning)
-    assert got.same_as(expected), (scenario, order, latency.tolist(), arrival.tolist(), got, expected)
+def assert_same(scenario: Scenario, latency: np.ndarray, arrival: np.ndarray, order: Order = "thesis", sharing: SlotDemand | None = None, **tuning: int) -> None:
+    expected = reference.plan(scenario, latency, arrival, order, slots=sharing)
+    got = fast.plan(scenario, latency, arrival, order, slots=sharing, **tuning)
+    demand = None if sharing is None else (sharing.demand.tolist(), sharing.capacity)
+    assert got.same_as(expected), (scenario, order, latency.tolist(), arrival.tolist(), demand, got, expected)
 
 
 @settings(max_examples=300, deadline=None)
@@ -88,3 +91,79 @@ def test_many_identical_jobs(scenario: Scenario, order: Order) -> None:
 def test_rejects_tables_it_cannot_plan_exactly(latency: np.ndarray, arrival: np.ndarray) -> None:
     with pytest.raises(PlanningError):
         fast.plan("batch", latency, arrival)
+
+
+@settings(max_examples=300, deadline=None)
+@given(instances(max_jobs=8, max_racks=5), st.sampled_from(SCENARIOS), st.sampled_from(ORDERS), st.data())
+def test_fast_equals_reference_with_slot_sharing(instance: Instance, scenario: Scenario, order: Order, data: st.DataObject) -> None:
+    latency, arrival = instance
+    assert_same(scenario, latency, arrival, order, data.draw(slot_demands(latency.shape)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(instances(max_jobs=10, max_racks=4), st.sampled_from(SCENARIOS), st.sampled_from(ORDERS), st.integers(1, 4), st.integers(1, 5), st.data())
+def test_fast_equals_reference_with_slot_sharing_resuming_from_checkpoints(instance: Instance, scenario: Scenario, order: Order, every: int, chunk: int,
+                                                                         data: st.DataObject) -> None:
+    latency, arrival = instance
+    assert_same(scenario, latency, arrival, order, data.draw(slot_demands(latency.shape)), checkpoint_every=every, steps_per_chunk=chunk)
+
+
+@settings(max_examples=200, deadline=None)
+@given(instances(max_jobs=10, max_racks=5), st.sampled_from(SCENARIOS), st.data())
+def test_slot_prioritization_is_the_reference_one(instance: Instance, scenario: Scenario, data: st.DataObject) -> None:
+    latency, arrival = instance
+    n_jobs, n_racks = latency.shape
+    sharing = data.draw(slot_demands(latency.shape))
+    counts = np.array(data.draw(st.lists(st.integers(1, n_racks), min_size=n_jobs, max_size=n_jobs)), dtype=np.int64)
+    expected = reference.prioritize(scenario, latency, arrival, counts, slots=sharing)
+    assert slots.prioritize(scenario, latency, arrival, counts, list(expected.order), sharing).same_as(expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(instances(max_jobs=10, max_racks=5), st.sampled_from(SCENARIOS), st.sampled_from(ORDERS), st.data())
+def test_no_slot_prefix_gives_up_on_a_candidate_that_beats_the_best(instance: Instance, scenario: Scenario, order: Order, data: st.DataObject) -> None:
+    # the slot-time (batch) and last-start (online) give-up tests must hold on every prefix
+    latency, arrival = instance
+    n_jobs, n_racks = latency.shape
+    sharing = data.draw(slot_demands(latency.shape))
+    prov = provisioning(latency)
+    counts = prov.counts(data.draw(st.integers(0, prov.candidates - 1)), n_jobs)
+    objective = reference.prioritize(scenario, latency, arrival, counts, order, sharing).objective
+    durations = latency[np.arange(n_jobs), counts - 1].tolist()
+    need = sharing.demand[np.arange(n_jobs), counts - 1].tolist()
+    weights = [c * d for c, d in zip(counts.tolist(), need)] if scenario == "batch" else [1] * n_jobs
+    work = math.fsum(d for d, w in zip(durations, weights) for _ in range(w))
+    run = fast.SlotPrioritization(scenario, latency, arrival, counts, 1, order, sharing)
+    assert run.objective(math.inf, work) == objective
+    best = objective * (1 + 1e-6) + 1e-6
+    for prefix, snapshot in run.checkpoints[1:]:
+        assert work < run.doomed_work(best, prefix, slots.RackSlots(n_racks, sharing.capacity, snapshot)), (prefix, objective)
+
+
+@settings(max_examples=100, deadline=None)
+@given(instances(max_jobs=8, max_racks=4), st.sampled_from(SCENARIOS), st.sampled_from(ORDERS))
+def test_whole_rack_demand_is_the_whole_rack_fast_planner(instance: Instance, scenario: Scenario, order: Order) -> None:
+    latency, arrival = instance
+    full = SlotDemand(np.full(latency.shape, 5, dtype=np.int64), 5)
+    assert fast.plan(scenario, latency, arrival, order, slots=full).same_as(fast.plan(scenario, latency, arrival, order))
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("span", [0.0, 300.0])
+def test_fast_equals_reference_with_slot_sharing_on_a_w1_like_workload(scenario: Scenario, order: Order, span: float) -> None:
+    cluster = example_cluster(racks=5, machines_per_rack=4)  # 32 slots per rack: small jobs share, large ones do not
+    jobs = w1_like(20, seed=5, arrival_span_s=span).jobs
+    latency = latency_table(jobs, cluster, default_alpha(cluster))[1]
+    assert_same(scenario, latency, np.array([j.arrival_s for j in jobs]), order, slot_demand(jobs, cluster))
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_many_identical_small_jobs_share_racks(scenario: Scenario) -> None:
+    latency = np.tile([6.0, 3.0, 3.0, 2.0], (30, 1))
+    assert_same(scenario, latency, np.zeros(30), "thesis", SlotDemand(np.tile([2, 1, 1, 1], (30, 1)), 3), checkpoint_every=3)
+
+
+def test_rejects_a_slot_demand_it_cannot_plan() -> None:
+    with pytest.raises(PlanningError, match="slot demand"):
+        fast.plan("batch", np.ones((2, 2)), np.zeros(2), slots=SlotDemand(np.array([[1, 2], [3, 1]]), 2))

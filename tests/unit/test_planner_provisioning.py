@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from planner_instances import Instance, instances
+from planner_instances import Instance, instances, slot_demands
 
 from corral_yarn.planner.provisioning import lower_bounds, provisioning
 from corral_yarn.planner.reference import prioritize
-from corral_yarn.planner.schedule import SCENARIOS, Scenario
+from corral_yarn.planner.schedule import SCENARIOS, Scenario, SlotDemand
 
 
 def literal_sequence(latency: np.ndarray) -> list[int]:
@@ -53,6 +53,32 @@ def test_bounds_never_exceed_the_prioritized_objective(instance: Instance, scena
         durations = latency[np.arange(n_jobs), counts - 1].tolist()
         weights = counts.tolist() if scenario == "batch" else [1] * n_jobs
         assert bounds.work[k] <= math.fsum(d for d, w in zip(durations, weights) for _ in range(w))  # exact sum
+
+
+@settings(max_examples=150, deadline=None)
+@given(instances(max_jobs=6, max_racks=4), st.sampled_from(SCENARIOS), st.data())
+def test_slot_sharing_bounds_never_exceed_the_prioritized_objective(instance: Instance, scenario: Scenario, data: st.DataObject) -> None:
+    latency, arrival = instance
+    n_jobs = latency.shape[0]
+    sharing = data.draw(slot_demands(latency.shape))
+    prov = provisioning(latency)
+    bounds = lower_bounds(scenario, latency, arrival, prov, sharing)
+    for k in range(prov.candidates):
+        counts = prov.counts(k, n_jobs)
+        assert bounds.objective[k] <= prioritize(scenario, latency, arrival, counts, slots=sharing).objective
+        durations = latency[np.arange(n_jobs), counts - 1].tolist()
+        need = sharing.demand[np.arange(n_jobs), counts - 1].tolist()
+        weights = [c * d for c, d in zip(counts.tolist(), need)] if scenario == "batch" else [1] * n_jobs
+        assert bounds.work[k] <= math.fsum(d for d, w in zip(durations, weights) for _ in range(w))  # exact sum
+
+
+def test_batch_slot_bound_is_the_slot_time_area() -> None:
+    # two jobs of 4 s needing 1 of 2 slots on one rack: area 2 x 1 x 4 / (1 x 2) = 4, as long as the longest
+    latency = np.array([[4.0], [4.0]])
+    sharing = SlotDemand(np.array([[1], [1]]), 2)
+    assert lower_bounds("batch", latency, np.zeros(2), provisioning(latency), sharing).objective.tolist() == [4.0]
+    whole = SlotDemand(np.array([[2], [2]]), 2)
+    assert 8.0 * (1 - 1e-8) < lower_bounds("batch", latency, np.zeros(2), provisioning(latency), whole).objective[0] < 8.0
 
 
 def test_batch_bounds_longest_job_and_rack_time_area() -> None:
