@@ -284,20 +284,21 @@ class SlotPrioritization(IncrementalPrioritization):
         limit = best * n_jobs + margin
         return -math.inf if prefix.completion_sum > limit else limit - prefix.completion_sum - waiting + prefix.duration_sum
 
-    def late_finisher(self, best: float, prefix: Prefix, racks: RackSlots) -> int | None:
-        """Batch, thesis order: a later job that finishes at or after ``best`` whatever happens after the
-        prefix, or None. A later job on r_j racks starts at or after the r_j-th smallest L_i (and 0); later
-        jobs come by width, then longest first, so the first of each width is its longest."""
-        if self.online or self.order_by != "thesis":
-            return None
-        last_start = np.sort(np.maximum(racks.last_start, 0.0)).tolist()
-        order, position = self.order, prefix.jobs
-        while position < len(order):
-            _, narrower, _, j = order[position]  # narrower = -r_j
-            if last_start[self.count[j] - 1] + self.duration[j] >= best:
-                return j
-            position = bisect_left(order, (0.0, narrower + 1, -math.inf, -1), position + 1)
-        return None
+    def shortest_dooming_prefix(self, limit: float, j: int) -> Prefix | None:
+        """Batch: the shortest checkpointed prefix after which job j, placed later, finishes at or after
+        ``limit`` whatever comes between (or None). Reservations only accumulate and L_i only grows, so j
+        starts at or after the r_j-th smallest e_i of any earlier state: the bound grows with the prefix."""
+        width, need, duration = self.count[j], int(self.demand[j, self.count[j] - 1]), self.duration[j]
+        low, high = 0, len(self.checkpoints)  # checkpoints[high:] doom j (none known yet)
+        while low < high:
+            middle = (low + high) // 2
+            prefix, snapshot = self.checkpoints[middle]
+            start = float(np.partition(RackSlots(self.n_racks, self.capacity, snapshot).earliest(0.0, need), width - 1)[width - 1])  # type: ignore[arg-type]
+            if prefix.jobs and start + duration >= limit:
+                high = middle
+            else:
+                low = middle + 1
+        return self.checkpoints[high][0] if high < len(self.checkpoints) else None
 
     def objective(self, best: float, work_total: float) -> float | None:
         """The current candidate's objective, or None once it provably cannot beat ``best``."""
@@ -323,13 +324,13 @@ class SlotPrioritization(IncrementalPrioritization):
                 max_finish = finish
             jobs = position + 1
             if max_finish >= max_finish_limit or total > completion_limit or jobs % every == 0:
+                if max_finish >= max_finish_limit and (shorter := self.shortest_dooming_prefix(best, j)) is not None:
+                    self.given_up, self.doomed_from, self.witness = shorter, -math.inf, j  # j is late after a shorter prefix
+                    return None
                 prefix = Prefix(jobs, order[position], max_finish, total, durations, area)
                 doomed_from = self.doomed_work(best, prefix, racks)
                 if work_total >= doomed_from:
                     self.given_up, self.doomed_from = prefix, doomed_from
-                    return None
-                if (witness := self.late_finisher(best, prefix, racks)) is not None:
-                    self.given_up, self.doomed_from, self.witness = prefix, -math.inf, witness
                     return None
                 if jobs % every == 0:
                     self.checkpoints.append((prefix, racks.snapshot()))  # type: ignore[arg-type]
