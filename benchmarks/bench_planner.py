@@ -21,6 +21,10 @@ process's CPU time next to it, steadier when other work shares the 2 cores (see 
   (f) large_10000x1000_online: one more cell, 10,000 jobs x 1,000 racks online (goal <= 60 s), with
       its peak RSS (``--skip-large`` leaves it out).
 Every plan uses the scenario's default prioritization order (thesis for batch, shortest-work online).
+Every figure of (a), (b), (c), (e) and (f) is measured in both sharing modes side by side: whole racks
+(thesis §4.3) and slot-aware sharing (``--sharing slots``, d_j(r) from build.slot_demand on racks of
+40 machines x 8 map slots = 320 slots); the slots-mode reference is slower still, so it is compared
+at smaller sizes (SLOT_REFERENCE_SIZES).
 
 Usage: python benchmarks/bench_planner.py [--full] [--cap SECONDS] [--skip-reference] [--skip-large]
 """
@@ -42,61 +46,70 @@ import numpy as np
 
 from corral_yarn.model import default_alpha, latency_table
 from corral_yarn.planner import fast, reference
-from corral_yarn.planner.build import build_plan
-from corral_yarn.planner.schedule import DEFAULT_ORDER, SCENARIOS, Scenario
+from corral_yarn.planner.build import build_plan, slot_demand
+from corral_yarn.planner.schedule import DEFAULT_ORDER, SCENARIOS, SHARING, Scenario, SlotDemand
 from corral_yarn.workloads import example_cluster, w1_like
 
 MACHINES_PER_RACK = 40
 ONLINE_SPAN_S = 3600.0
 REFERENCE_SIZES = [(100, 20), (200, 40)]
+SLOT_REFERENCE_SIZES = [(50, 10), (100, 20)]
 FULL_GRID = ([100, 500, 1000, 2000, 5000], [10, 100, 400, 1000])
 DEFAULT_GRID = ([100, 500, 1000, 2000], [10, 100, 400])
 
 
-def instance(n_jobs: int, n_racks: int, scenario: Scenario, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """(L'_j(r), A_j) for a W1-like workload on racks of 40 machines."""
+def instance(n_jobs: int, n_racks: int, scenario: Scenario, sharing: str = "whole-rack", seed: int = 0) -> tuple[np.ndarray, np.ndarray, SlotDemand | None]:
+    """(L'_j(r), A_j, d_j(r) in slots mode) for a W1-like workload on racks of 40 machines."""
     cluster = example_cluster(racks=n_racks, machines_per_rack=MACHINES_PER_RACK)
     jobs = w1_like(n_jobs, seed=seed, arrival_span_s=ONLINE_SPAN_S if scenario == "online" else 0.0).jobs
-    return latency_table(jobs, cluster, default_alpha(cluster))[1], np.array([j.arrival_s for j in jobs])
+    slots = slot_demand(jobs, cluster) if sharing == "slots" else None
+    return latency_table(jobs, cluster, default_alpha(cluster))[1], np.array([j.arrival_s for j in jobs]), slots
 
 
-def timed(planner: Any, scenario: Scenario, latency: np.ndarray, arrival: np.ndarray) -> tuple[float, float, Any]:
+def timed(planner: Any, scenario: Scenario, latency: np.ndarray, arrival: np.ndarray, slots: SlotDemand | None) -> tuple[float, float, Any]:
     """(wall-clock s, CPU s of this process, schedule): on a shared machine the CPU time is the steadier."""
     wall, cpu = time.perf_counter(), time.process_time()
-    schedule = planner(scenario, latency, arrival, DEFAULT_ORDER[scenario])
+    schedule = planner(scenario, latency, arrival, DEFAULT_ORDER[scenario], slots=slots)
     return time.perf_counter() - wall, time.process_time() - cpu, schedule
 
 
 def target(n_jobs: int, n_racks: int, repeats: int) -> dict[str, Any]:
     out: dict[str, Any] = {"jobs": n_jobs, "racks": n_racks, "machines_per_rack": MACHINES_PER_RACK}
     for scenario in SCENARIOS:
-        latency, arrival = instance(n_jobs, n_racks, scenario)
-        runs = [timed(fast.plan, scenario, latency, arrival) for _ in range(repeats)]
-        out[scenario] = {
-            "fast_s": round(statistics.median(r[0] for r in runs), 3),
-            "fast_cpu_s": round(statistics.median(r[1] for r in runs), 3),
-            "objective_s": round(runs[0][2].objective, 3),
-        }
+        for sharing in SHARING:
+            problem = instance(n_jobs, n_racks, scenario, sharing)
+            runs = [timed(fast.plan, scenario, *problem) for _ in range(repeats)]
+            out[f"{scenario}_{sharing}"] = {
+                "fast_s": round(statistics.median(r[0] for r in runs), 3),
+                "fast_cpu_s": round(statistics.median(r[1] for r in runs), 3),
+                "objective_s": round(runs[0][2].objective, 3),
+            }
     return out
 
 
 def vs_reference() -> dict[str, Any]:
     rows = []
-    for n_jobs, n_racks in REFERENCE_SIZES:
-        for scenario in SCENARIOS:
-            latency, arrival = instance(n_jobs, n_racks, scenario)
-            ref_s, ref_cpu_s, expected = timed(reference.plan, scenario, latency, arrival)
-            fast_s, fast_cpu_s, got = min((timed(fast.plan, scenario, latency, arrival) for _ in range(3)), key=lambda r: r[0])
-            rows.append({
-                "jobs": n_jobs, "racks": n_racks, "scenario": scenario,
-                "reference_s": round(ref_s, 3), "fast_s": round(fast_s, 4), "speedup": round(ref_s / fast_s, 1),
-                "reference_cpu_s": round(ref_cpu_s, 3), "fast_cpu_s": round(fast_cpu_s, 4), "cpu_speedup": round(ref_cpu_s / fast_cpu_s, 1),
-                "same_plan": got.same_as(expected),
-            })
-    largest = rows[-2:]  # both scenarios at the largest size
+    for sharing, sizes in (("whole-rack", REFERENCE_SIZES), ("slots", SLOT_REFERENCE_SIZES)):
+        for n_jobs, n_racks in sizes:
+            for scenario in SCENARIOS:
+                rows.append(_vs_reference(n_jobs, n_racks, scenario, sharing))
+    whole = [r for r in rows if r["sharing"] == "whole-rack"]
+    largest = whole[-2:]  # both scenarios at the largest size
     scale = (500 / REFERENCE_SIZES[-1][0]) ** 2 * (100 / REFERENCE_SIZES[-1][1]) ** 2
     estimate = {r["scenario"]: round(r["reference_s"] * scale, 1) for r in largest}
     return {"instances": rows, "reference_s_at_500x100_extrapolated_J2R2": estimate}
+
+
+def _vs_reference(n_jobs: int, n_racks: int, scenario: Scenario, sharing: str) -> dict[str, Any]:
+    problem = instance(n_jobs, n_racks, scenario, sharing)
+    ref_s, ref_cpu_s, expected = timed(reference.plan, scenario, *problem)
+    fast_s, fast_cpu_s, got = min((timed(fast.plan, scenario, *problem) for _ in range(3)), key=lambda r: r[0])
+    return {
+        "jobs": n_jobs, "racks": n_racks, "scenario": scenario, "sharing": sharing,
+        "reference_s": round(ref_s, 3), "fast_s": round(fast_s, 4), "speedup": round(ref_s / fast_s, 1),
+        "reference_cpu_s": round(ref_cpu_s, 3), "fast_cpu_s": round(fast_cpu_s, 4), "cpu_speedup": round(ref_cpu_s / fast_cpu_s, 1),
+        "same_plan": got.same_as(expected),
+    }
 
 
 def lp_gaps() -> dict[str, Any]:
@@ -119,29 +132,37 @@ def _status_kb(field: str) -> int:
     return int(re.search(rf"{field}:\s+(\d+)", status).group(1))  # type: ignore[union-attr]
 
 
-def cell(n_jobs: int, n_racks: int, scenario: Scenario) -> dict[str, Any]:
+def cell(n_jobs: int, n_racks: int, scenario: Scenario, sharing: str) -> dict[str, Any]:
     """One scaling cell in its own process: time of ``plan`` and the peak RSS while it ran (Linux)."""
-    latency, arrival = instance(n_jobs, n_racks, scenario)
+    problem = instance(n_jobs, n_racks, scenario, sharing)
     Path("/proc/self/clear_refs").write_text("5")  # reset the peak RSS (VmHWM) to the current RSS
     before = _status_kb("VmRSS")
-    seconds, cpu_seconds, _ = timed(fast.plan, scenario, latency, arrival)
+    seconds, cpu_seconds, _ = timed(fast.plan, scenario, *problem)
     peak = _status_kb("VmHWM")
     return {"time_s": round(seconds, 3), "cpu_s": round(cpu_seconds, 3), "peak_rss_mb": round(peak / 1024), "planner_rss_mb": round((peak - before) / 1024)}
 
 
-def predicted_seconds(measured: list[dict[str, Any]], n_jobs: int, n_racks: int, scenario: str) -> float:
+def predicted_seconds(measured: list[dict[str, Any]], n_jobs: int, n_racks: int, scenario: str, sharing: str) -> float:
     """Scale the largest smaller cell measured by (J R)^1.2 (J(R-1)+1 candidates, with a margin)."""
-    smaller = [m for m in measured if m["scenario"] == scenario and "time_s" in m and m["jobs"] <= n_jobs and m["racks"] <= n_racks]
+    smaller = [m for m in measured if m["scenario"] == scenario and m["sharing"] == sharing and "time_s" in m and m["jobs"] <= n_jobs and m["racks"] <= n_racks]
     if not smaller:
         return 0.0
     nearest = max(smaller, key=lambda m: (m["jobs"] * m["racks"], m["time_s"]))
     return float(nearest["time_s"] * (n_jobs * n_racks / (nearest["jobs"] * nearest["racks"])) ** 1.2)
 
 
-def run_cell(n_jobs: int, n_racks: int, scenario: Scenario) -> dict[str, Any]:
+def run_cell(n_jobs: int, n_racks: int, scenario: Scenario, sharing: str, timeout: float | None = None) -> dict[str, Any]:
     """``cell`` in a fresh process, so its peak RSS is its own."""
-    args = [sys.executable, __file__, "--cell", str(n_jobs), str(n_racks), scenario]
-    return json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
+    args = [sys.executable, __file__, "--cell", str(n_jobs), str(n_racks), scenario, sharing]
+    return json.loads(subprocess.run(args, check=True, capture_output=True, text=True, timeout=timeout).stdout)
+
+
+def large_cell(sharing: str, cap_s: float) -> dict[str, Any]:
+    """10,000 x 1,000 online in a fresh process, given up after ``cap_s`` seconds (reported as such)."""
+    try:
+        return run_cell(10_000, 1_000, "online", sharing, timeout=cap_s)
+    except subprocess.TimeoutExpired:
+        return {"timed_out_after_s": cap_s}
 
 
 def scaling(grid: tuple[list[int], list[int]], cap_s: float) -> list[dict[str, Any]]:
@@ -149,14 +170,15 @@ def scaling(grid: tuple[list[int], list[int]], cap_s: float) -> list[dict[str, A
     for n_racks in grid[1]:
         for n_jobs in grid[0]:
             for scenario in SCENARIOS:
-                row: dict[str, Any] = {"jobs": n_jobs, "racks": n_racks, "scenario": scenario}
-                guess = predicted_seconds(measured, n_jobs, n_racks, scenario)
-                if guess > cap_s:
-                    row["skipped_predicted_s"] = round(guess)
-                else:
-                    row.update(run_cell(n_jobs, n_racks, scenario))
-                measured.append(row)
-                print(json.dumps(row), file=sys.stderr, flush=True)
+                for sharing in SHARING:
+                    row: dict[str, Any] = {"jobs": n_jobs, "racks": n_racks, "scenario": scenario, "sharing": sharing}
+                    guess = predicted_seconds(measured, n_jobs, n_racks, scenario, sharing)
+                    if guess > cap_s:
+                        row["skipped_predicted_s"] = round(guess)
+                    else:
+                        row.update(run_cell(n_jobs, n_racks, scenario, sharing))
+                    measured.append(row)
+                    print(json.dumps(row), file=sys.stderr, flush=True)
     return measured
 
 
@@ -165,11 +187,12 @@ def main() -> None:
     parser.add_argument("--full", action="store_true", help="scaling table over the full grid (several minutes)")
     parser.add_argument("--cap", type=float, default=120.0, help="skip scaling cells predicted to take longer (s)")
     parser.add_argument("--skip-reference", action="store_true", help="leave out the reference planner (about 2 min)")
-    parser.add_argument("--skip-large", action="store_true", help="leave out 10,000 jobs x 1,000 racks online (about a minute, 2 GB)")
-    parser.add_argument("--cell", nargs=3, metavar=("JOBS", "RACKS", "SCENARIO"), help=argparse.SUPPRESS)
+    parser.add_argument("--skip-large", action="store_true", help="leave out 10,000 jobs x 1,000 racks online (about a minute, 2 GB, per sharing mode)")
+    parser.add_argument("--large-cap", type=float, default=600.0, help="timeout of the 10,000 x 1,000 cell, per sharing mode (s)")
+    parser.add_argument("--cell", nargs=4, metavar=("JOBS", "RACKS", "SCENARIO", "SHARING"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.cell:
-        print(json.dumps(cell(int(args.cell[0]), int(args.cell[1]), args.cell[2])))
+        print(json.dumps(cell(int(args.cell[0]), int(args.cell[1]), args.cell[2], args.cell[3])))
         return
     started = time.perf_counter()
     grid = FULL_GRID if args.full else DEFAULT_GRID
@@ -184,7 +207,7 @@ def main() -> None:
     figures["lp_gap"] = lp_gaps()
     figures["scaling"] = scaling(grid, args.cap)
     if not args.skip_large:
-        figures["large_10000x1000_online"] = {"jobs": 10_000, "racks": 1_000, **run_cell(10_000, 1_000, "online"), "goal_s": 60.0}
+        figures["large_10000x1000_online"] = {sharing: large_cell(sharing, args.large_cap) for sharing in SHARING} | {"jobs": 10_000, "racks": 1_000, "goal_s": 60.0}
     figures["total_s"] = round(time.perf_counter() - started, 1)
     figures["load_average_1min_at_end"] = round(os.getloadavg()[0], 1)
     print(json.dumps(figures))

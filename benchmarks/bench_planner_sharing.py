@@ -1,8 +1,9 @@
 """Slot-aware rack sharing against whole racks (issue 13 item 2), one JSON line, side by side in one run.
 
-For each workload, both sharing modes plan it with build_plan (fast planner; slots mode runs the
-slot-aware reference, see docs/planner.md): batch makespan and online mean JCT in seconds, and the
-planning time of each (wall-clock, whole build_plan without the LP bound).
+For each workload, both sharing modes plan it with build_plan (fast planner, docs/planner.md): batch
+makespan and online mean JCT in seconds, and the planning time of each (wall-clock, whole build_plan
+without the LP bound); in slots mode the reference planner plans it too, side by side, with its time
+and whether its plan is the fast one's (same_plan: equal jobs, racks, starts and objective).
   - readme_7x30_50_jobs: the README's W1-like 50-job example on the thesis testbed (7 x 30); online over 300 s
     as `corral plan-demo`;
   - small_jobs_4x10_<seed>: generated jobs small relative to racks (1..40 map tasks, 0..20 reduce tasks,
@@ -45,6 +46,10 @@ def compare(make: Any, cluster: ClusterSpec) -> dict[str, Any]:
             plan = build_plan(make(scenario), cluster, scenario, sharing=sharing, with_bound=False)
             out[f"{scenario}_{sharing}_s"] = round(plan.objective_s, 2)
             out[f"{scenario}_{sharing}_plan_s"] = round(time.perf_counter() - t0, 3)
+        t0 = time.perf_counter()
+        reference = build_plan(make(scenario), cluster, scenario, sharing="slots", with_bound=False, implementation="reference")
+        out[f"{scenario}_slots_reference_plan_s"] = round(time.perf_counter() - t0, 3)
+        out[f"{scenario}_slots_same_plan"] = reference.jobs == plan.jobs and reference.objective_s == plan.objective_s
         out[f"{scenario}_slots_over_whole_rack"] = round(out[f"{scenario}_slots_s"] / out[f"{scenario}_whole-rack_s"], 4)
     return out
 
