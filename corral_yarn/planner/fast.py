@@ -409,6 +409,8 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
     _check(latency, arrival, slots)
     if network is not None:
         return plan_network(scenario, network, arrival, order, slots)
+    if slots is not None and slots.apart:  # the interference rule (docs/paragon.md) has no fast version: the reference
+        return reference.plan(scenario, latency, arrival, order, slots)
     n_jobs = latency.shape[0]
     every = checkpoint_every or (CHECKPOINT_EVERY if slots is None else SLOT_CHECKPOINT_EVERY)[scenario]
     prov = provisioning(latency)
