@@ -3,6 +3,7 @@ package io.corralyarn.minicluster;
 import static io.corralyarn.minicluster.EmbeddedCluster.dir;
 import static io.corralyarn.minicluster.EmbeddedCluster.freePort;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -90,6 +91,11 @@ final class ClusterConfig {
     // One container per node heartbeat spreads containers over nodes as on a busy real cluster
     // instead of packing a small cluster's first heartbeating node.
     c.put("yarn.scheduler.capacity.per-node-heartbeat.multiple-assignments-enabled", "false");
+    // A latency file in the conf directory orders latency-sensitive applications' nodes (docs/deploy.md).
+    Path latency = confDir.resolve(EmbeddedCluster.LATENCY_FILE);
+    if (Files.exists(latency)) {
+      c.put("yarn.scheduler.corral.latency.file", latency.toString());
+    }
     c.put("yarn.scheduler.minimum-allocation-mb", "128");
     c.put("yarn.scheduler.maximum-allocation-mb", String.valueOf(options.nodeMemoryMb()));
     c.put("yarn.resourcemanager.nodemanagers.heartbeat-interval-ms", "250");

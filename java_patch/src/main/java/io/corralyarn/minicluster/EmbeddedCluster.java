@@ -44,6 +44,8 @@ import org.slf4j.LoggerFactory;
 public final class EmbeddedCluster implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(EmbeddedCluster.class);
+  /** File in the conf directory that, when present at start, is the scheduler's latency file. */
+  public static final String LATENCY_FILE = "latency.csv";
   private static final Set<Integer> HANDED_OUT = new HashSet<>();
   private static final int LOWEST_PORT = 20000;
   private static final Random RANDOM = new Random();

@@ -1,6 +1,8 @@
 package io.corralyarn.yarn;
 
+import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -12,6 +14,7 @@ import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.exceptions.YarnException;
@@ -20,11 +23,14 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.QueueEntit
 import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppImpl;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttempt;
+import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ContainerUpdates;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerApp;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAddedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptAddedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppRemovedSchedulerEvent;
@@ -60,6 +66,14 @@ import org.slf4j.LoggerFactory;
  * ({@link RackSetGrant}); otherwise the application is scheduled as an ordinary one at the
  * queue's default priority (logged, metric {@code UngrantedTags}).
  *
+ * <p>With a latency file ({@value NodeLatency#FILE_KEY}, read when the scheduler starts), an
+ * application tagged {@code corral-latency:<function>} and confined to R_j gets its containers on
+ * the nodes of R_j in order of their network latency to its AM container, the root task (NoMora;
+ * {@link LatencyOrder}): on each allocate call the nodes beyond the nearest ones that can hold its
+ * pending asks are held back with YARN's per-application blacklist, at O(nodes of R_j) per call.
+ * The AM container itself is placed as before. The tag narrows placement only, so it needs no
+ * grant.
+ *
  * <p>Configure with
  * {@code yarn.resourcemanager.scheduler.class=io.corralyarn.yarn.CorralCapacityScheduler}.
  */
@@ -80,6 +94,10 @@ public class CorralCapacityScheduler extends CapacityScheduler {
   private volatile double fallbackFraction = FALLBACK_FRACTION_DEFAULT;
   private volatile CorralSchedulerMetrics metrics;
   private volatile RackSetGrant grant;  // null: unsigned mode
+  private volatile NodeLatency latency;  // null: no latency ordering
+  private final Set<ApplicationId> latencySensitive = ConcurrentHashMap.newKeySet();
+  // per latency-sensitive application: the hosts its blacklist holds back for latency now
+  private final ConcurrentMap<ApplicationId, Set<String>> heldBack = new ConcurrentHashMap<>();
 
   @Override
   public void serviceInit(Configuration conf) throws Exception {
@@ -90,6 +108,7 @@ public class CorralCapacityScheduler extends CapacityScheduler {
     }
     fallbackFraction = fraction;
     grant = RackSetGrant.fromConfiguration(conf);
+    latency = latencyTable(conf);
     LOG.info("Corral tags: {}", grant == null ? "unsigned mode, every rack-set and priority tag is"
         + " trusted (no " + RackSetGrant.SECRET_KEY + ")" : "honoured only with a valid planner grant");
     metrics = CorralSchedulerMetrics.register();
@@ -137,6 +156,7 @@ public class CorralCapacityScheduler extends CapacityScheduler {
         ApplicationId attemptApp = ((AppAttemptAddedSchedulerEvent) event)
             .getApplicationAttemptId().getApplicationId();
         enforcedAt.remove(attemptApp);  // a new attempt has a blacklist of its own
+        heldBack.remove(attemptApp);
         enforce(attemptApp);
         break;
       case APP_REMOVED:
@@ -170,6 +190,7 @@ public class CorralCapacityScheduler extends CapacityScheduler {
       List<String> blacklistAdditions, List<String> blacklistRemovals,
       ContainerUpdates updateRequests) {
     enforce(attemptId.getApplicationId());
+    orderByLatency(attemptId.getApplicationId());
     return super.allocate(attemptId, ask, schedulingRequests, release, blacklistAdditions,
         blacklistRemovals, updateRequests);
   }
@@ -227,11 +248,74 @@ public class CorralCapacityScheduler extends CapacityScheduler {
       rackSets.put(appId, verdict.racks());
       metrics.restrictedApplications.incr();
       LOG.info("{}: confined to rack set {}", appId, verdict.racks());
+      RMApp app = rmContext.getRMApps().get(appId);
+      if (latency != null && app != null && LatencyOrder.sensitive(app.getApplicationTags())) {
+        latencySensitive.add(appId);
+        LOG.info("{}: latency-sensitive, nodes of {} ordered by latency to its AM", appId,
+            verdict.racks());
+      }
     }
+  }
+
+  private static NodeLatency latencyTable(Configuration conf) throws IOException {
+    NodeLatency table = NodeLatency.fromConfiguration(conf);
+    LOG.info("Corral latency ordering: {}", table == null ? "off (no " + NodeLatency.FILE_KEY
+        + ")" : "on, latencies from " + conf.getTrimmed(NodeLatency.FILE_KEY));
+    return table;
+  }
+
+  /**
+   * Holds back, for a latency-sensitive application whose AM runs, the nodes of its rack set
+   * beyond the nearest ones to the AM that can hold its pending asks ({@link LatencyOrder}); lets
+   * them all go when its rack-set restriction is lifted. O(nodes of R_j).
+   */
+  private void orderByLatency(ApplicationId appId) {
+    NodeLatency table = latency;
+    Set<String> racks = rackSets.get(appId);
+    SchedulerApplication<FiCaSchedulerApp> app = getSchedulerApplications().get(appId);
+    FiCaSchedulerApp attempt = app == null ? null : app.getCurrentAppAttempt();
+    RMNode am = amNode(appId);
+    if (table == null || racks == null || attempt == null || am == null
+        || !latencySensitive.contains(appId) || attempt.isWaitingForAMContainer()) {
+      return;
+    }
+    List<String> held = List.of();
+    if (!lifted.contains(appId)) {
+      List<LatencyOrder.Candidate> nodes = new ArrayList<>();
+      for (String rack : census.racksOf(racks)) {
+        for (FiCaSchedulerNode node : getNodeTracker().getNodesByResourceName(rack)) {
+          nodes.add(new LatencyOrder.Candidate(node.getNodeName(), table.between(am.getHostName(),
+              am.getRackName(), node.getNodeName(), node.getRackName()),
+              node.getUnallocatedResource()));
+        }
+      }
+      held = LatencyOrder.heldBack(nodes, attempt.getAppAttemptResourceUsage().getPending());
+    }
+    Set<String> before = heldBack.getOrDefault(appId, Set.of());
+    Set<String> now = new HashSet<>(held);
+    if (!now.equals(before)) {
+      List<String> released = new ArrayList<>(before);
+      released.removeAll(now);
+      List<String> added = new ArrayList<>(now);
+      added.removeAll(before);
+      attempt.updateBlacklist(added, released);
+      heldBack.put(appId, now);
+      LOG.debug("{}: holding back {} for latency to its AM on {}", appId, now, am.getHostName());
+    }
+  }
+
+  /** The node of the application's AM container, once it has one. */
+  private RMNode amNode(ApplicationId appId) {
+    RMApp app = rmContext.getRMApps().get(appId);
+    RMAppAttempt attempt = app == null ? null : app.getCurrentAppAttempt();
+    Container master = attempt == null ? null : attempt.getMasterContainer();
+    return master == null ? null : rmContext.getRMNodes().get(master.getNodeId());
   }
 
   private void forget(ApplicationId appId) {
     enforcedAt.remove(appId);
+    latencySensitive.remove(appId);
+    heldBack.remove(appId);
     if (rackSets.remove(appId) != null && !lifted.remove(appId)) {
       metrics.restrictedApplications.decr();
     }

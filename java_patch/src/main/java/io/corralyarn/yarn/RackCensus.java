@@ -109,6 +109,11 @@ final class RackCensus {
     return false;
   }
 
+  /** The racks of the cluster named in the (lower-case) rack set, as the cluster spells them. */
+  synchronized Set<String> racksOf(Collection<String> rackSet) {
+    return racksIn(rackSet);
+  }
+
   /** The racks of the cluster whose names are in the (lower-case) rack set. */
   private Set<String> racksIn(Collection<String> rackSet) {
     Set<String> racks = new HashSet<>();

@@ -52,6 +52,35 @@ class CorralCapacitySchedulerTest {
     }
   }
 
+  /**
+   * Issue 18 item 5b: the latency file (YarnClusterSupport.LATENCY_CSV; delays injected through the
+   * file, not measured) makes each rack near itself and far from the others. A latency-sensitive
+   * application on racks a and b gets its first containers on its AM's rack only, while that rack
+   * has room for its asks, and the far rack only once they no longer fit there.
+   */
+  @Test
+  void latencySensitiveApplicationFillsItsAmSideFirst() throws Exception {
+    try (YarnTestApp app = YarnTestApp.submit(cluster, Set.of("corral-racks-0:/rack-a;/rack-b",
+        "corral-latency:memcached"), 0)) {
+      Set<String> near = racksOf(cluster, List.of(app.amHost()));
+      app.request(6);
+      app.awaitAllocated(6);
+      assertEquals(near, racksOf(cluster, app.allocatedHosts()),
+          "6 fit beside the AM (its rack has 7 free): none on the far rack");
+      Set<String> far = new java.util.TreeSet<>(YarnClusterSupport.rackOfHost(cluster).keySet());
+      far.removeIf(host -> !racksOf(cluster, List.of(host)).equals(Set.of(near.contains("/rack-a")
+          ? "/rack-b" : "/rack-a")));
+      assertTrue(app.blacklist().containsAll(far), "the far rack's hosts are held back: "
+          + app.blacklist());
+      app.request(6);
+      app.awaitAllocated(12);
+      long onNear = app.allocatedHosts().stream()
+          .filter(host -> near.equals(racksOf(cluster, List.of(host)))).count();
+      assertTrue(onNear >= 6 && onNear <= 7 && racksOf(cluster, app.allocatedHosts()).size() == 2,
+          "12 do not fit beside the AM: the far rack opens; near " + onNear + ", " + app.usage());
+    }
+  }
+
   @Test
   void rackSetOfSeveralRacksSplitOverTagsIsObeyed() throws Exception {
     try (YarnTestApp app = YarnTestApp.submit(cluster, Set.of("corral-racks-1:/rack-c",

@@ -1,5 +1,6 @@
 package io.corralyarn.yarn;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
@@ -18,7 +19,15 @@ final class YarnClusterSupport {
   private YarnClusterSupport() {
   }
 
+  /**
+   * Rack-pair latencies (µs) the scheduler reads: 20 inside a rack, 500 between racks, so a
+   * latency-sensitive application's near side is its AM's rack. Injected, not measured.
+   */
+  static final String LATENCY_CSV = "/rack-a,/rack-b,/rack-c\n20,500,500\n500,20,500\n500,500,20\n";
+
   static EmbeddedCluster start(Path baseDir) throws Exception {
+    Files.createDirectories(baseDir.resolve("conf"));
+    Files.writeString(baseDir.resolve("conf").resolve(EmbeddedCluster.LATENCY_FILE), LATENCY_CSV);
     EmbeddedCluster cluster = new EmbeddedCluster(new ClusterLayout(3, 2), baseDir, List.of(),
         new EmbeddedCluster.Options(false, false, NODE_MB, 8, 120_000));
     cluster.start();

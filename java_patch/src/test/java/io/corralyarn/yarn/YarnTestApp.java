@@ -171,6 +171,13 @@ final class YarnTestApp implements AutoCloseable {
     return hosts;
   }
 
+  /** The places (hosts, racks) the scheduler currently blacklists for this application. */
+  Set<String> blacklist() {
+    var scheduler = (AbstractYarnScheduler<?, ?>) cluster.resourceManager().getResourceScheduler();
+    return scheduler.getApplicationAttempt(attempt().getAppAttemptId()).getAppSchedulingInfo()
+        .getBlackListCopy();
+  }
+
   private <T> T as(PrivilegedExceptionAction<T> action) throws IOException, InterruptedException {
     return ugi.doAs(action);
   }
