@@ -489,6 +489,8 @@ def _network_objective(scenario: Scenario, network: RackChoice, arrival: NDArray
     later = np.append(np.cumsum(floor[jobs][::-1])[::-1], 0.0).tolist()  # the floors of positions p.. on
     free_at, finish = np.zeros(n_racks), np.zeros(n_jobs)
     online, done, doomed = scenario == "online", 0.0, limit * n_jobs * (1 + SAFETY)
+    # a completion fl(fl(T + L) - A) may fall short of L by 2^-52 (A + L): the later floors allow for it (as lower_bounds)
+    slack = 4.0 * np.finfo(np.float64).eps * float(np.abs(effective).sum())
     for position, j in enumerate(jobs):
         chosen, took = network.racks(j, int(counts[j]), free_at, float(effective[j]))
         start = max(free_at[chosen].max(), effective[j])
@@ -496,6 +498,6 @@ def _network_objective(scenario: Scenario, network: RackChoice, arrival: NDArray
         if not online and finish[j] >= limit:
             return None
         done += finish[j] - effective[j]
-        if online and (done + later[position + 1]) * (1 - SAFETY) >= doomed:
+        if online and (done + later[position + 1] - slack) * (1 - SAFETY) >= doomed:
             return None
     return objective(scenario, finish, effective)

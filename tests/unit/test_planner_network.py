@@ -162,3 +162,14 @@ def test_a_fitted_profile_and_bad_ones_name_the_field() -> None:
         build_plan(_workload("spark", 4), example_cluster(racks=4, machines_per_rack=2), "batch", rack_latency=matrix)
     with pytest.raises(InputError, match="latency_file"):
         build_plan(_workload("spark", 4), cluster, "batch", rack_latency=matrix, sharing="slots")
+
+
+def test_a_floor_absorbed_by_its_arrival_does_not_doom_a_tied_candidate() -> None:
+    # found by hypothesis: 1.0 + 1.4e-286 == 1.0, so [1, 2] racks complete job 1 at once, as [1, 3] do; the
+    # fast planner's online give-up counted the later floor exactly and skipped [1, 2], which the reference keeps
+    latency = np.array([[0.0, 0.0, 0.0, 0.0], [1.0, 1.421534973615099e-286, 0.0, 0.0]])
+    arrival = np.array([0.0, 1.0])
+    network = rack_choice(latency, np.zeros((4, 4)), [None, None])
+    expected = reference.plan("online", latency, arrival, "thesis", network=network)
+    assert expected.rack_counts.tolist() == [1, 2]
+    assert fast.plan("online", latency, arrival, "thesis", network=network).same_as(expected)
