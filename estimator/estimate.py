@@ -166,13 +166,13 @@ def _unique_names(pairs: list[tuple[JobSpec, dict[str, Any]]]) -> list[tuple[Job
 
 
 def _declared(jobs: Sequence[NewJob], runs: Sequence[JobRun], options: EstimateOptions,
-              defaults: Counter[str]) -> list[tuple[JobSpec, dict[str, Any]]]:
+              defaults: Counter[str], source: str) -> list[tuple[JobSpec, dict[str, Any]]]:
     """New jobs as declared, sized and rated from their profiling runs (thesis §3.1.2)."""
-    check_arrivals(jobs, options.at, options.at + options.horizon)
+    check_arrivals(jobs, options.at, options.at + options.horizon, source)
     out = []
     for k, job in enumerate(jobs):
         params = new_job_params(job, runs)
-        sizes = declared_sizes(job, params, field=f"jobs[{k}]")
+        sizes = declared_sizes(job, params, field=f"{source}: jobs[{k}]")
         spec = JobSpec(name=f"{job.recurring_key[:180]}@{job.arrival:%Y%m%dT%H%M%S}", arrival_s=(job.arrival - options.at).total_seconds(),
                        stages=[_stage(sizes, params, options, defaults)], recurring_key=job.recurring_key)
         out.append((spec, {"name": spec.name, "recurring_key": job.recurring_key, "predictor": "declared", "matched_runs": [],
@@ -204,10 +204,11 @@ def _adhoc(past: Sequence[Instance], slot_jobs: Sequence[tuple[JobSpec, dict[str
 
 
 def estimate(runs: Sequence[JobRun], options: EstimateOptions, new_jobs: Sequence[NewJob] = (),
-             points: dict[str, list[Point]] | None = None) -> Estimate:
+             points: dict[str, list[Point]] | None = None, new_jobs_source: str = "new jobs") -> Estimate:
     """The predicted jobs of [at, at + horizon), from the runs submitted before ``at``: the recurring jobs'
     slots, the size classes' uncovered arrival rates (unless ``options.adhoc`` is off) and the new jobs
-    declared. ``points``: a backtest of the same runs to reuse (only its points before ``at`` are used)."""
+    declared. ``points``: a backtest of the same runs to reuse (only its points before ``at`` are used);
+    ``new_jobs_source`` names the new jobs' file in errors."""
     past = sorted((r for r in runs if r.submit_time < options.at), key=lambda r: r.submit_time)
     by_key = instances(past)
     runs_by_key: dict[str, list[JobRun]] = {}
@@ -219,7 +220,7 @@ def estimate(runs: Sequence[JobRun], options: EstimateOptions, new_jobs: Sequenc
                                   None if points is None else [p for p in points.get(key, []) if p.time < options.at])]
     if options.adhoc:
         pairs += _adhoc(sorted((i for v in by_key.values() for i in v), key=lambda i: i.time), pairs, options, defaults)
-    pairs += _declared(new_jobs, past, options, defaults)
+    pairs += _declared(new_jobs, past, options, defaults, new_jobs_source)
     if not pairs:
         raise EstimateError(
             f"no recurring job has a submission slot in [{options.at.isoformat()}, {(options.at + options.horizon).isoformat()}) "

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from corral_yarn.contracts import MAX_TASKS
 from corral_yarn.errors import InputError
 from estimator.fit import MRCuteParams, fit_job
 from estimator.records import JobRun
@@ -22,7 +23,7 @@ class NewJob(BaseModel):
     recurring_key: str = Field(min_length=1, description="the key its profiling runs are stored under")
     arrival: datetime = Field(description="when it will be submitted (ISO 8601; UTC without a zone)")
     input_bytes: float = Field(gt=0, le=1e18, allow_inf_nan=False)
-    map_tasks: int | None = Field(None, ge=1, description="default: one per HDFS block (corral estimate --block-size)")
+    map_tasks: int | None = Field(None, ge=1, le=MAX_TASKS, description="default: one per HDFS block (corral estimate --block-size)")
 
     @field_validator("arrival")
     @classmethod
@@ -54,8 +55,8 @@ def new_job_params(job: NewJob, runs: Sequence[JobRun]) -> MRCuteParams:
     return MRCuteParams(**{**asdict(params), "bytes_per_map_task": per_map})
 
 
-def check_arrivals(jobs: Sequence[NewJob], start: datetime, end: datetime) -> None:
+def check_arrivals(jobs: Sequence[NewJob], start: datetime, end: datetime, source: str = "new jobs") -> None:
     for k, job in enumerate(jobs):
         if not start <= job.arrival < end:
             raise InputError(f"{job.arrival.isoformat()} is outside the planning period [{start.isoformat()}, {end.isoformat()})",
-                             field=f"jobs[{k}].arrival")
+                             field=f"{source}: jobs[{k}].arrival")

@@ -179,11 +179,12 @@ def out_of_range(run: JobRun) -> str | None:
     error naming the file, line and field rather than a skipped row.
     """
     for name, top in _LIMITS.items():
-        if (value := getattr(run, name)) is not None and value > top:
-            return f"{name} {value} is beyond the largest value the history store holds ({top})"
+        if (value := getattr(run, name)) is not None and not -top - 1 <= value <= top:
+            return f"{name} {value} is beyond what the history store holds ({-top - 1}..{top})"
     samples = (*run.map_task_samples, *run.reduce_task_samples)
-    if any(t.bytes > _LIMITS["input_bytes"] for t in samples):
-        return f"a task sample's bytes are beyond the largest value the history store holds ({_LIMITS['input_bytes']})"
+    top = _LIMITS["input_bytes"]
+    if any(not -top - 1 <= t.bytes <= top for t in samples):
+        return f"a task sample's bytes are beyond what the history store holds ({-top - 1}..{top})"
     return None
 
 

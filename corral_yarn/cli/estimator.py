@@ -121,7 +121,7 @@ def _estimate(args: argparse.Namespace) -> int:
     runs = _history(args.store).runs()
     new_jobs = load(NewJobs, args.new_jobs).jobs if args.new_jobs else []
     cluster = load_cluster(args.cluster) if args.cluster else None
-    result = estimate(runs, options, new_jobs)
+    result = estimate(runs, options, new_jobs, new_jobs_source=str(args.new_jobs))
     workload, classes = result.workload, None
     if cluster is not None and cluster.node_classes:  # heterogeneous racks: per-class speedups (docs/paragon.md)
         workload, classes = with_class_speedups(workload, [r for r in runs if r.submit_time < options.at], cluster)

@@ -58,7 +58,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _print_connections(args: argparse.Namespace) -> int:
-    for name, value in connection_env(load_description(args.cluster_json.resolve())).items():
+    path = args.cluster_json.resolve()
+    for name, value in connection_env(load_description(path), source=str(path)).items():
         print(f"export {name}='{value}'")
     return 0
 

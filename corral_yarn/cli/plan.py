@@ -117,8 +117,12 @@ def _run_plan(args: argparse.Namespace) -> int:
             bar.set_description(f"corral plan: {name}")
             bar.update()
 
-        plan = build_plan(workload, cluster, args.scenario, alpha=args.alpha, implementation=args.planner,
-                          with_bound=not args.no_bound, step=step, order=args.order, sharing=args.sharing, rack_latency=rack_latency)
+        try:
+            plan = build_plan(workload, cluster, args.scenario, alpha=args.alpha, implementation=args.planner,
+                              with_bound=not args.no_bound, step=step, order=args.order, sharing=args.sharing,
+                              rack_latency=rack_latency)
+        except InputError as exc:  # the jobs and the cluster are valid alone but not together: name both files
+            raise InputError(str(exc), field=f"{args.jobs} on {args.cluster}") from None
     io.save(plan, args.out)
     print(plan_summary(plan, len(cluster.racks), args.planner))
     print(f"Wrote {args.out}")

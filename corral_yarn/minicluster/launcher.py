@@ -30,6 +30,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_TARGET = REPO_ROOT / "java_patch" / "target"
 MARKER = ".corral-minicluster"
 PRELOAD_PROPERTY = "corral.minicluster.container-preload"  # ClusterConfig.CONTAINER_PRELOAD_KEY
+SCHEDULER_PROPERTY = "corral.minicluster.scheduler"  # ClusterConfig.SCHEDULER_KEY
+SCHEDULERS = {"corral": "io.corralyarn.yarn.CorralCapacityScheduler",
+              "capacity": "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"}
 # Directories the launcher recreates on every start (a fresh, formatted cluster).
 STATE_DIRS = ("conf", "hdfs", "yarn", "tmp", "app-logs", "logs")
 JAVA_OPTS = (
@@ -72,6 +75,7 @@ class StartOptions:
     timeout_s: float = 300.0
     exit_with: int | None = None  # pid whose end also stops the cluster (test sessions)
     container_preload: Path | None = None  # a library every container preloads (the testbed's shim)
+    scheduler: str = "corral"  # the RM's scheduler: corral, or capacity (stock YARN, for comparisons)
 
     @property
     def description_path(self) -> Path:
@@ -86,6 +90,10 @@ def load_description(path: Path) -> dict[str, Any]:
         raise MiniClusterError(f"no cluster description at {path}; is the cluster started?") from e
     except json.JSONDecodeError as e:
         raise MiniClusterError(f"{path} is not a cluster description: {e}") from e
+    except UnicodeDecodeError as e:
+        raise MiniClusterError(f"{path} is not a cluster description (not UTF-8 text): {e}") from e
+    if not isinstance(description, dict):
+        raise MiniClusterError(f"{path} is not a cluster description: expected a JSON object, got {type(description).__name__}")
     if description.get("schema_version") != SCHEMA_VERSION:
         raise MiniClusterError(
             f"{path}: schema_version {description.get('schema_version')!r}, expected {SCHEMA_VERSION!r}"
@@ -97,6 +105,8 @@ def start_cluster(options: StartOptions) -> dict[str, Any]:
     """Starts the cluster in a background JVM and returns its description once it is healthy."""
     if options.racks < 1 or options.nodes_per_rack < 1:
         raise MiniClusterError("--racks and --nodes-per-rack must be at least 1")
+    if options.scheduler not in SCHEDULERS:
+        raise MiniClusterError(f"--scheduler must be one of {', '.join(SCHEDULERS)}, got {options.scheduler!r}")
     out = options.description_path
     _refuse_if_running(out)
     out.unlink(missing_ok=True)  # a stale description of a cluster that died
@@ -109,6 +119,7 @@ def start_cluster(options: StartOptions) -> dict[str, Any]:
         *JAVA_OPTS,
         f"-Dlog4j.configuration=file:{base / 'log4j.properties'}",
         *_preload_property(options.container_preload),
+        f"-D{SCHEDULER_PROPERTY}={SCHEDULERS[options.scheduler]}",
         "-cp", classpath, MAIN_CLASS,
         "--racks", str(options.racks), "--nodes-per-rack", str(options.nodes_per_rack),
         "--base-dir", str(base), "--out", str(out),

@@ -86,7 +86,7 @@ def _check_values(matrix: np.ndarray, size: int, zero_diagonal: bool = True) -> 
 
 def _matrix(rows: list[list[object]]) -> np.ndarray:
     """Rows of cells -> float matrix; a ragged row or a non-number raises InputError naming the cell."""
-    width = len(rows[0]) if rows else 0
+    width = len(rows[0]) if rows and isinstance(rows[0], list) else 0
     values = np.zeros((len(rows), width))
     for row, cells in enumerate(rows):
         if not isinstance(cells, list) or len(cells) != width:
@@ -96,7 +96,7 @@ def _matrix(rows: list[list[object]]) -> np.ndarray:
                 if isinstance(cell, bool):
                     raise ValueError
                 values[row, column] = float(cell)  # type: ignore[arg-type]
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # OverflowError: an integer beyond any float
                 raise InputError(f"must be a number, got {cell!r}", field=f"latency_us[{row}][{column}]") from None
     return values
 
@@ -136,6 +136,8 @@ def load(path: str | Path, kind: type[LatencyMatrix] = LatencyMatrix) -> Latency
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise InputError(f"cannot read {path}: {error.strerror}", field="latency_file") from None
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path} is not UTF-8 text: {error}", field="latency_file") from None
     return parsers[path.suffix.lower()](text, kind)
 
 

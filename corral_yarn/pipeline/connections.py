@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 from corral_yarn.cluster import Cluster, Endpoints
 from corral_yarn.cluster.grants import SECRET_FILE_FIELD, secret_of
 from corral_yarn.errors import InputError
+from corral_yarn.io import parse
 
 WEBHDFS = "corral_webhdfs"
 RESOURCEMANAGER = "corral_resourcemanager"
@@ -39,21 +40,27 @@ class ConnectionLike(Protocol):
     extra_dejson: dict[str, Any]
 
 
-def connection_json(url: str, extra: dict[str, str] | None = None) -> str:
+def connection_json(url: str, extra: dict[str, str] | None = None, field: str | None = None) -> str:
     """One Connection in Airflow's JSON form, from ``http(s)://host:port`` (and more extras)."""
     parts = urlsplit(url if "://" in url else f"http://{url}")
-    if not parts.hostname or not parts.port:
-        raise InputError(f"not an http://host:port address: {url!r}")
+    try:
+        port = parts.port  # ValueError when out of range or not a number
+    except ValueError:
+        port = None
+    if not parts.hostname or not port:
+        raise InputError(f"not an http://host:port address: {url!r}", field=field)
     return json.dumps({"conn_type": "http", "host": parts.hostname, "port": parts.port, "extra": {"scheme": parts.scheme, **(extra or {})}})
 
 
-def connection_env(description: dict[str, Any]) -> dict[str, str]:
-    """``AIRFLOW_CONN_<ID>`` variables for the three Connections of a cluster description."""
-    missing = [key for key in CONNECTIONS.values() if not description.get(key)]
+def connection_env(description: dict[str, Any], source: str = "cluster description") -> dict[str, str]:
+    """``AIRFLOW_CONN_<ID>`` variables for the three Connections of a cluster description (``source`` names it in errors)."""
+    endpoints = parse(Endpoints, description, source)
+    missing = [key for key in CONNECTIONS.values() if not getattr(endpoints, key)]
     if missing:
-        raise InputError(f"cluster description has no {', '.join(missing)} address")
-    secret = {SECRET_FILE_FIELD: description[SECRET_FILE_FIELD]} if description.get(SECRET_FILE_FIELD) else {}
-    return {f"AIRFLOW_CONN_{conn_id.upper()}": connection_json(description[key], secret if conn_id == RESOURCEMANAGER else None)
+        raise InputError(f"has no {', '.join(missing)} address", field=source)
+    secret = {SECRET_FILE_FIELD: endpoints.grant_secret_file} if endpoints.grant_secret_file else {}
+    return {f"AIRFLOW_CONN_{conn_id.upper()}": connection_json(getattr(endpoints, key), secret if conn_id == RESOURCEMANAGER else None,
+                                                               field=f"{source}: {key}")
             for conn_id, key in CONNECTIONS.items()}
 
 

@@ -7,18 +7,22 @@ A job is ad hoc when it has no ``recurring_key``: the planner never sees it.
 from __future__ import annotations
 
 import csv
+import io
 import math
 from pathlib import Path
 
 import numpy as np
 
-from corral_yarn.contracts import BLOCK_BYTES, ClusterSpec, JobSpec, StageSpec, Workload
+from corral_yarn.contracts import BLOCK_BYTES, MAX_BYTES, MAX_SECONDS, ClusterSpec, JobSpec, StageSpec, Workload
 from corral_yarn.errors import InputError
+from corral_yarn.io import parse
 from corral_yarn.workloads import example_cluster
 
 GBPS = 1e9 / 8
 REDUCE_INPUT_BYTES = 2**30  # SWIM carries no task counts: one reducer per GiB of shuffle (documented)
 SWIM_CLUSTER_MACHINES = 600  # the FB-2009 trace came from a 600-machine cluster (SWIM)
+SWIM_COLUMNS = ("job_id", "submit_s", "gap_s", "input_bytes", "shuffle_bytes", "output_bytes")
+SWIM_LIMITS = {"submit_s": MAX_SECONDS, "input_bytes": MAX_BYTES, "shuffle_bytes": MAX_BYTES, "output_bytes": MAX_BYTES}
 
 
 def paper_simulation_cluster(racks: int = 50, machines_per_rack: int = 40) -> ClusterSpec:
@@ -93,32 +97,50 @@ def swim_replay(path: str | Path, cluster: ClusterSpec, start_s: float = 0.0, du
     scale = machines / SWIM_CLUSTER_MACHINES if size_scale is None else size_scale
     rng = np.random.default_rng(seed)
     jobs = [
-        _swim_job(row, scale, start_s, rng)
-        for row in _swim_rows(Path(path))
+        _swim_job(row, scale, start_s, rng, f"{path}:{line}")
+        for line, row in _swim_rows(Path(path))
         if start_s <= row[1] < start_s + duration_s
     ]
     if not jobs:
-        raise InputError(f"no SWIM job submitted in [{start_s}, {start_s + duration_s}) s", field="start_s")
+        raise InputError(f"no SWIM job submitted in [{start_s}, {start_s + duration_s}) s (the trace window)", field=str(path))
     return Workload(jobs=jobs)
 
 
-def _swim_rows(path: Path) -> list[tuple[str, float, float, float, float]]:
+def _swim_rows(path: Path) -> list[tuple[int, tuple[str, float, float, float, float]]]:
+    """(line number, row) of every non-empty line; the first bad one is an InputError naming line and column."""
     try:
-        with path.open(newline="") as f:
-            return [(r[0], float(r[1]), float(r[3]), float(r[4]), float(r[5])) for r in csv.reader(f, delimiter="\t") if r]
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(f"no such file: {path}") from None
-    except (IndexError, ValueError) as exc:
-        raise InputError(f"{path} is not a SWIM trace (id, submit, gap, input, shuffle, output): {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} is not a SWIM trace (not UTF-8 text): {exc}") from None
+    rows = csv.reader(io.StringIO(text, newline=""), delimiter="\t")
+    return [(n, _swim_row(r, f"{path}:{n}")) for n, r in enumerate(rows, start=1) if r]
 
 
-def _swim_job(row: tuple[str, float, float, float, float], scale: float, start_s: float, rng: np.random.Generator) -> JobSpec:
+def _swim_row(cells: list[str], where: str) -> tuple[str, float, float, float, float]:
+    if len(cells) < len(SWIM_COLUMNS):
+        raise InputError(f"{len(cells)} fields, expected {len(SWIM_COLUMNS)}: {', '.join(SWIM_COLUMNS)} (tab-separated)", field=where)
+    values = []
+    for column, top in SWIM_LIMITS.items():
+        text = cells[SWIM_COLUMNS.index(column)]
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not 0.0 <= value <= top:
+            raise InputError(f"expected a number in [0, {top:.0e}], got {text!r}", field=f"{where}: {column}")
+        values.append(value)
+    return (cells[0], *values)
+
+
+def _swim_job(row: tuple[str, float, float, float, float], scale: float, start_s: float, rng: np.random.Generator,
+              where: str) -> JobSpec:
     name, submit, input_bytes, shuffle, output = row
     input_bytes, shuffle, output = input_bytes * scale, shuffle * scale, output * scale
     reduce_tasks = math.ceil(shuffle / REDUCE_INPUT_BYTES) if shuffle > 0 else 0
-    stage = StageSpec(
-        name="main", input_bytes=input_bytes, shuffle_bytes=shuffle, output_bytes=output if reduce_tasks else 0.0,
-        map_tasks=max(1, math.ceil(input_bytes / BLOCK_BYTES)), reduce_tasks=reduce_tasks,
-        map_rate_bytes_per_s=float(rng.uniform(20e6, 80e6)), reduce_rate_bytes_per_s=float(rng.uniform(20e6, 80e6)),
-    )
-    return JobSpec(name=f"swim-{name}", arrival_s=submit - start_s, stages=[stage], recurring_key=f"swim-{name}")
+    stage = {"name": "main", "input_bytes": input_bytes, "shuffle_bytes": shuffle, "output_bytes": output if reduce_tasks else 0.0,
+             "map_tasks": max(1, math.ceil(input_bytes / BLOCK_BYTES)), "reduce_tasks": reduce_tasks,
+             "map_rate_bytes_per_s": float(rng.uniform(20e6, 80e6)), "reduce_rate_bytes_per_s": float(rng.uniform(20e6, 80e6))}
+    return parse(JobSpec, {"name": f"swim-{name}", "arrival_s": submit - start_s, "stages": [stage], "recurring_key": f"swim-{name}"},
+                 source=where)
