@@ -5,6 +5,7 @@
 
 from corral_yarn.minicluster.launcher import (
     DEFAULT_BASE_DIR,
+    SCHEDULERS,
     MiniClusterError,
     StartOptions,
     cluster_status,
@@ -15,6 +16,7 @@ from corral_yarn.minicluster.launcher import (
 
 __all__ = [
     "DEFAULT_BASE_DIR",
+    "SCHEDULERS",
     "MiniClusterError",
     "StartOptions",
     "cluster_status",

@@ -11,6 +11,7 @@ from pathlib import Path
 from corral_yarn.minicluster.launcher import (
     DEFAULT_BASE_DIR,
     DEFAULT_TARGET,
+    SCHEDULERS,
     MiniClusterError,
     StartOptions,
     cluster_status,
@@ -30,6 +31,8 @@ def _parser() -> argparse.ArgumentParser:
     start.add_argument("--java-patch-target", type=Path, default=DEFAULT_TARGET, help="java_patch/target of a built java_patch")
     start.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for health (default 300)")
     start.add_argument("--container-preload", type=Path, default=None, help="a shared library every container preloads (LD_PRELOAD; the testbed's shim)")
+    start.add_argument("--scheduler", choices=sorted(SCHEDULERS), default="corral",
+                       help="the ResourceManager's scheduler: corral (default) or capacity, stock YARN's, for comparisons")
     for name in ("status", "stop"):
         command = sub.add_parser(name, help=f"{name} the cluster described by --out")
         command.add_argument("--out", type=Path, default=DEFAULT_BASE_DIR / "cluster.json", help="description JSON (default %(default)s)")
@@ -43,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "start":
             options = StartOptions(
                 args.racks, args.nodes_per_rack, args.base_dir, args.out, args.java_patch_target, args.timeout,
-                container_preload=args.container_preload,
+                container_preload=args.container_preload, scheduler=args.scheduler,
             )
             description = start_cluster(options)
             print(f"cluster healthy in {description['startup_ms'] / 1000:.1f} s; description: {options.description_path}")

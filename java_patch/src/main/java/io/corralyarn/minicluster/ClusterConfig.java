@@ -23,6 +23,9 @@ final class ClusterConfig {
   static final String RESERVATIONS = "reservations";
   /** System property naming a shared library every container preloads (the testbed's shim). */
   static final String CONTAINER_PRELOAD_KEY = "corral.minicluster.container-preload";
+  /** System property naming the ResourceManager's scheduler class (default Corral's). */
+  static final String SCHEDULER_KEY = "corral.minicluster.scheduler";
+  static final String CORRAL_SCHEDULER = "io.corralyarn.yarn.CorralCapacityScheduler";
 
   private ClusterConfig() {
   }
@@ -82,7 +85,8 @@ final class ClusterConfig {
         "admin.address", "webapp.address")) {
       c.put("yarn.resourcemanager." + key, MASTER + ":" + freePort(MASTER));
     }
-    c.put("yarn.resourcemanager.scheduler.class", "io.corralyarn.yarn.CorralCapacityScheduler");
+    // Corral's scheduler; the soak benchmark also runs the stock CapacityScheduler to compare.
+    c.put("yarn.resourcemanager.scheduler.class", System.getProperty(SCHEDULER_KEY, CORRAL_SCHEDULER));
     // Standard YARN priorities order jobs sharing a rack; 0 (the default) disables them.
     c.put("yarn.cluster.max-application-priority", "1000");
     c.put("yarn.scheduler.capacity.root.queues", "default," + RESERVATIONS);
