@@ -21,6 +21,7 @@ import io
 import json
 import math
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -190,6 +191,13 @@ def case(inputs: dict[str, Any]) -> Iterator[Path]:
         yield d
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _tally() -> Iterator[None]:
+    """After the module, print how many inputs each surface tried (with -s; docs/reliability.md quotes it)."""
+    yield
+    print(json.dumps({"bad_inputs_tried": sum(TRIED.values()), "per_surface": TRIED}))
 
 
 def _count(surface: str) -> None:
@@ -460,6 +468,58 @@ def test_library_readers(what: str) -> None:
     run()
 
 
-def test_zz_report_tried() -> None:
-    """Prints how many inputs each surface tried (the figure docs/reliability.md quotes); runs last in this file."""
-    print(json.dumps({"bad_inputs_tried": sum(TRIED.values()), "per_surface": TRIED}))
+# ---------------------------------------------------------------- what the pass found, pinned (each was a traceback or named no file)
+
+SWIM_ROW = "job0\t49\t49\t740773\t2339561\t627471\n"
+FOUND: dict[str, tuple[dict[str, Any], list[str], str, list[str]]] = {
+    # name: (files, argv with {d} for the directory, file the error names, words it must contain)
+    "SWIM size NaN": ({"t.tsv": SWIM_ROW.replace("740773", "nan").encode()}, ["sim-workload", "--source", "swim", "--swim", "{d}/t.tsv",
+                      "--cluster", "{d}/c.json", "--out", "{d}/w.json"], "t.tsv", [":1: input_bytes"]),
+    "SWIM size negative": ({"t.tsv": SWIM_ROW.replace("740773", "-5").encode()}, ["sim-workload", "--source", "swim", "--swim", "{d}/t.tsv",
+                           "--cluster", "{d}/c.json", "--out", "{d}/w.json"], "t.tsv", [":1: input_bytes"]),
+    "SWIM size infinite": ({"t.tsv": SWIM_ROW.replace("2339561", "inf").encode()}, ["sim-workload", "--source", "swim", "--swim", "{d}/t.tsv",
+                           "--cluster", "{d}/c.json", "--out", "{d}/w.json"], "t.tsv", [":1: shuffle_bytes"]),
+    "SWIM row cut short": ({"t.tsv": b"job0\t49\n"}, ["sim-workload", "--source", "swim", "--swim", "{d}/t.tsv", "--cluster", "{d}/c.json",
+                           "--out", "{d}/w.json"], "t.tsv", [":1", "2 fields"]),
+    "SWIM window empty": ({"t.tsv": b""}, ["sim-workload", "--source", "swim", "--swim", "{d}/t.tsv", "--cluster", "{d}/c.json",
+                          "--out", "{d}/w.json"], "t.tsv", ["no SWIM job"]),
+    "description null": ({"desc.json": b"null"}, ["airflow-connections", "--cluster-json", "{d}/desc.json"], "desc.json", ["JSON object"]),
+    "description not UTF-8": ({"desc.json": b"\xff{"}, ["airflow-connections", "--cluster-json", "{d}/desc.json"], "desc.json", ["UTF-8"]),
+    "description address a number": ({"desc.json": {**CLUSTER_DESCRIPTION, "webhdfs": 42}}, ["airflow-connections", "--cluster-json",
+                                     "{d}/desc.json"], "desc.json", ["webhdfs"]),
+    "description address missing": ({"desc.json": {k: v for k, v in CLUSTER_DESCRIPTION.items() if k != "jobhistory"}},
+                                    ["airflow-connections", "--cluster-json", "{d}/desc.json"], "desc.json", ["jobhistory"]),
+    "task sample bytes beyond int64": ({"runs.json": [{**HISTORY_RUNS[0], "map_task_samples": [{"seconds": 1.0, "bytes": -(2**70)}]}]},
+                                       ["history", "ingest", "--json", "{d}/runs.json", "--store", "{d}/store"], "runs.json", ["[0]"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOUND))
+def test_what_the_pass_found(name: str, valid: dict[str, Any]) -> None:
+    files, argv, named, words = FOUND[name]
+    with case({**files, "c.json": valid["cluster"]}) as d:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            assert main([a.format(d=d) for a in argv]) == 2
+        lines = err.getvalue().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("corral: error: "), err.getvalue()
+        assert named in lines[0] and all(w in lines[0] for w in words), lines[0]
+        assert not (d / "w.json").exists()
+
+
+def test_what_the_pass_found_in_new_jobs(store: Path) -> None:
+    new_jobs = {"jobs": [{"recurring_key": "daily-sort", "arrival": "2026-11-05T05:00:00Z", "input_bytes": 5e9, "map_tasks": 10**400}]}
+    with case({"new.json": new_jobs}) as d:
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            assert main(["estimate", "--store", str(store), "--at", "2026-11-05T00:00:00Z", "--horizon", "1d", "--new-jobs",
+                         str(d / "new.json"), "--out", str(d / "jobs.json")]) == 2
+        assert err.getvalue().startswith(f"corral: error: {d / 'new.json'}: jobs[0].map_tasks: ") and err.getvalue().count("\n") == 1
+        assert not (d / "jobs.json").exists()
+
+
+@pytest.mark.parametrize(("document", "field"), [({"names": ["a", "b"], "latency_us": [1, 2]}, "latency_us[0]"),
+                                                 ({"names": ["a"], "latency_us": [[10**400]]}, "latency_us[0][0]")])
+def test_what_the_pass_found_in_nomora(document: dict[str, Any], field: str) -> None:
+    with case({"m.json": document}) as d, pytest.raises(CorralError, match=re.escape(field)):
+        latency.load(d / "m.json")
