@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,10 +137,14 @@ def _rows(path: Path) -> Iterable[tuple[int, list[str]]]:
         raw = path.read_bytes()
     except OSError as error:
         raise InputError(f"cannot read {path}: {error.strerror}", field="task_events") from None
-    text = gzip.decompress(raw).decode() if path.name.endswith(".gz") else raw.decode()
-    for line, row in enumerate(csv.reader(io.StringIO(text)), start=1):
-        if row:
-            yield line, row
+    try:
+        text = (gzip.decompress(raw) if path.name.endswith(".gz") else raw).decode()
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as error:  # a corrupt or truncated .gz, or not UTF-8
+        raise InputError(f"{path} is not a task_events CSV (gzipped or not): {error}", field="task_events") from None
+    rows = [(line, row) for line, row in enumerate(csv.reader(io.StringIO(text)), start=1) if row]
+    if not rows:
+        raise InputError(f"{path} holds no task_events row", field="task_events")
+    yield from rows
 
 
 def _trace_jobs(submit: dict[int, float], started: dict[tuple[int, int], float], ended: dict[tuple[int, int], float],

@@ -40,6 +40,7 @@ from corral_yarn.cluster.connect import Endpoints
 from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.errors import CorralError
 from corral_yarn.nomora import latency
+from corral_yarn.nomora.workload import load_task_events
 from corral_yarn.sim.workloads import SWIM_COLUMNS
 
 TRIED: dict[str, int] = {}  # surface -> inputs tried (printed at the end with -s; quoted in docs/reliability.md)
@@ -468,6 +469,25 @@ def test_library_readers(what: str) -> None:
     run()
 
 
+TASK_EVENTS_COLUMNS = ("time", "missing_info", "job_id", "task_index", "machine_id", "event_type", "user", "scheduling_class",
+                       "priority", "cpu_request", "memory_request", "disk_request", "different_machines")
+TASK_EVENTS = "".join(f"{600_000_000 + 1_000_000 * t},,{job},{task},m{task},{event},u,0,0,0.1,0.1,0.0,0\n"
+                      for job in (7, 8) for task in (0, 1) for t, event in ((job, 0), (job + 1, 1), (job + 60, 4))).encode()
+
+
+def test_nomora_task_events() -> None:
+    """``corral nomora simulate --trace``'s reader (the simulation behind it takes seconds per run)."""
+    surface = Surface("task_events", TASK_EVENTS, columns=TASK_EVENTS_COLUMNS)
+
+    @BOUNDED
+    @given(text_mutants(surface))
+    def run(mutant: Mutant) -> None:
+        _count("nomora task_events (library)")
+        with case({"events.csv": mutant.text}) as d:
+            check_library(lambda p: load_task_events([p], hours=1.0, seed=0), d / "events.csv", mutant)
+    run()
+
+
 # ---------------------------------------------------------------- what the pass found, pinned (each was a traceback or named no file)
 
 SWIM_ROW = "job0\t49\t49\t740773\t2339561\t627471\n"
@@ -516,6 +536,13 @@ def test_what_the_pass_found_in_new_jobs(store: Path) -> None:
                          str(d / "new.json"), "--out", str(d / "jobs.json")]) == 2
         assert err.getvalue().startswith(f"corral: error: {d / 'new.json'}: jobs[0].map_tasks: ") and err.getvalue().count("\n") == 1
         assert not (d / "jobs.json").exists()
+
+
+def test_what_the_pass_found_in_task_events() -> None:
+    with case({"events.csv.gz": b"not gzip", "events.csv": b"\xff\xfe"}) as d:
+        for name in ("events.csv.gz", "events.csv"):
+            with pytest.raises(CorralError, match=re.escape(name)):
+                load_task_events([d / name], hours=1.0, seed=0)
 
 
 @pytest.mark.parametrize(("document", "field"), [({"names": ["a", "b"], "latency_us": [1, 2]}, "latency_us[0]"),
