@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from corral_yarn.kwiken import apportion
+from corral_yarn.kwiken import apportion, catchup
 from corral_yarn.kwiken.apportion import spent
 from corral_yarn.kwiken.partial import LOSSES, Responders, fit, partial_curve
 from corral_yarn.kwiken.partial import POLICIES as PARTIAL_POLICIES
@@ -22,6 +22,8 @@ BUDGETS = (0.01, 0.02, 0.03, 0.05, 0.075, 0.10, 0.15, 0.20, 1.0)
 SMALL_BUDGETS = (0.01, 0.02, 0.05, 0.10)  # "budgets from 1 % to 10 %" for the brute-force comparison (§5.4.2)
 SMALL_DAGS = 9
 COMBINED_BUDGETS = (0.0, 0.01, 0.03, 0.05, 0.10)  # Fig. 5.8b (left): reissues with 0.1 % utility loss
+CATCH_UP_BUDGET = 0.03  # Fig. 5.7b: a total reissue budget of 3 %
+CATCH_UP_SHARES = (1 / 30, 1 / 6)  # of it to global reissues (Fig. 5.7b's two axes)
 EVERYWHERE = tuple(p for p in POLICIES if p not in SEARCHING)
 
 
@@ -153,3 +155,30 @@ def combined_figures(dags: list[dict[str, object]]) -> dict[str, object]:
     """Mean p99 reductions over the DAGs with fan-out stages, per reissue budget, with and without 0.1 % partial answers."""
     return {"dags": len(dags)} | {k: {b: _mean([d[k][b] for d in dags]) for b in dags[0][k]} for k in ("reissues_only", "reissues_and_partial")} \
         if dags else {"dags": 0}
+
+
+def catchup_dag(w: Workload, seed: int, budget: float = CATCH_UP_BUDGET, shares: tuple[float, ...] = CATCH_UP_SHARES) -> dict[str, object]:
+    """Fig. 5.7b on one DAG: the p99 reduction from giving a share of the budget to global reissues (catch-up,
+    §5.3.3), relative to spending all of it on local reissues (SumVar), on the test trace."""
+    model = ReissueModel.fit(w.dag, w.train, seed=seed)
+    draws = reissue_draws(w.test.latency, np.random.default_rng([seed, 1]))
+    local_only = simulate(w.dag, w.test.latency, draws, model.timeouts(apportion.sumvar(model.curves, model.costs, budget)))
+    base = float(np.percentile(local_only.latency, 99))
+    out: dict[str, object] = {"dag": w.dag.name, "local_spent": float(apportion.normalised(model.costs) @ local_only.reissued)}
+    for share in shares:
+        test = catchup.simulate(model, w.test.latency, draws, *catchup.plan(model, budget, share))
+        out[f"{share:.4f}"] = {"p99_reduction": 1.0 - float(np.percentile(test.latency, 99)) / base,
+                               "spent": float(apportion.normalised(model.costs) @ test.reissued)}
+    return out
+
+
+def catchup_figures(dags: list[dict[str, object]], shares: tuple[float, ...] = CATCH_UP_SHARES) -> dict[str, object]:
+    """Mean marginal p99 reduction over the DAGs per catch-up share, and how many DAGs gained or lost."""
+    figures: dict[str, object] = {"dags": len(dags), "budget": CATCH_UP_BUDGET}
+    for share in shares:
+        runs = [d[f"{share:.4f}"] for d in dags]  # type: ignore[index]
+        reductions = [r["p99_reduction"] for r in runs]  # type: ignore[index]
+        figures[f"share_{share:.4f}"] = {"p99_marginal_reduction_mean": _mean(reductions),
+                                         "dags_gaining": sum(x > 0 for x in reductions), "dags_losing": sum(x < 0 for x in reductions),
+                                         "spent_mean": _mean([r["spent"] for r in runs])}  # type: ignore[index]
+    return figures
