@@ -10,8 +10,10 @@ daemons run in ``<namespace>/daemons`` without a quota. The shim ``nodebind.c`` 
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import time
 from pathlib import Path
 
 from corral_yarn.errors import CorralError, InputError
@@ -94,23 +96,34 @@ def throttled(namespace: str) -> dict[str, dict[str, float]]:
     return figures
 
 
-def remove(namespace: str) -> bool:
-    """Removes the testbed's groups, moving any process still in them back to the root group."""
+def remove(namespace: str, timeout_s: float = 30.0) -> bool:
+    """Removes the testbed's groups, moving any process still in them back to the root group. A process
+    killed a moment ago stays in its group until it has exited, so each group is retried until ``timeout_s``."""
     root = group_root(namespace)
     if not root.exists():
         return False
-    for group in [*root.iterdir()]:
-        if group.is_dir():
-            _empty(group)
-            group.rmdir()
-    _empty(root)
-    root.rmdir()
+    deadline = time.monotonic() + timeout_s
+    for group in [*(g for g in root.iterdir() if g.is_dir()), root]:
+        _remove_group(group, deadline)
     return True
+
+
+def _remove_group(group: Path, deadline: float) -> None:
+    while True:
+        _empty(group)
+        try:
+            group.rmdir()
+            return
+        except OSError as e:
+            if e.errno != errno.EBUSY or time.monotonic() > deadline:
+                raise CpuGroupError(f"cannot remove CPU group {group}: {e.strerror} (processes still in it: "
+                                    f"{(group / 'cgroup.procs').read_text().split()})") from e
+            time.sleep(0.2)
 
 
 def _empty(group: Path) -> None:
     for pid in (group / "cgroup.procs").read_text().split():
         try:
             (CPU_ROOT / "cgroup.procs").write_text(pid)
-        except ProcessLookupError:
+        except ProcessLookupError:  # exited meanwhile
             pass

@@ -75,3 +75,20 @@ def test_the_shim_moves_a_container_into_its_node_s_group(tmp_path: Path) -> Non
             outside.wait()
     finally:
         cpu.remove(GROUP)
+
+
+@real_cgroups
+def test_groups_go_even_right_after_their_processes_are_killed() -> None:
+    """down kills the testbed's processes and at once removes their groups: a process still exiting keeps
+    its group busy (EBUSY), so removal waits for it instead of failing."""
+    cpu.create(GROUP, NODES, 0.5)
+    busy = [sys.executable, "-c", "import threading, time\nfor _ in range(50): threading.Thread(target=time.sleep, args=(60,)).start()\ntime.sleep(60)"]
+    process = subprocess.Popen(busy)
+    (cpu.node_group(GROUP, NODES[0]) / "cgroup.procs").write_text(str(process.pid))
+    process.kill()
+    try:
+        assert cpu.remove(GROUP)
+        assert not cpu.group_root(GROUP).exists()
+    finally:
+        process.wait()
+        cpu.remove(GROUP)
