@@ -29,6 +29,7 @@ Order = Literal["thesis", "shortest-work"]  # the planner's prioritization order
 Sharing = Literal["whole-rack", "slots"]  # whole racks per job (thesis §4.3) or slot-aware rack sharing (docs/planner.md)
 # NoMora's published performance-latency functions (corral_yarn.nomora.perf.PUBLISHED; docs/nomora.md)
 PublishedProfile = Literal["memcached", "strads", "tensorflow", "spark"]
+CUSTOM_PROFILE = "custom"  # the corral-latency: tag's name for a job's own (latency, perf) points
 Bytes = Annotated[float, Field(ge=0, le=MAX_BYTES)]
 Rate = Annotated[float, Field(ge=MIN_RATE, le=MAX_RATE)]
 Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS)]
@@ -345,6 +346,9 @@ class PlannedJob(_Strict):
     node_class: str | None = Field(default=None, exclude_if=_absent, description="the node class of R_j (heterogeneous racks)")
     rack_set_latency_us: float | None = Field(default=None, exclude_if=_absent, description="max network latency between racks of R_j (with a latency matrix)")
     expected_performance: float | None = Field(default=None, exclude_if=_absent, description="perf_j(rack_set_latency_us) of a latency-sensitive job (NoMora)")
+    latency_function: str | None = Field(
+        default=None, exclude_if=_absent, pattern=r"^[a-z0-9._-]{1,64}$",
+        description="a latency-sensitive job's performance-latency function (a published name, or 'custom'): its submission is tagged corral-latency:<it>")
 
 
 class PlanOptions(_Strict):

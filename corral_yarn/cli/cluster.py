@@ -18,7 +18,7 @@ from corral_yarn.cluster.connect import Cluster, Endpoints
 from corral_yarn.cluster.grants import period_from_now, read_secret
 from corral_yarn.cluster.rm import GRANT_HOURS
 from corral_yarn.cluster.mapreduce import MapReduceJob
-from corral_yarn.cluster.tags import CorralTags, plan_hints
+from corral_yarn.cluster.tags import CorralTags, check_tag_value, plan_hints
 from corral_yarn.errors import InputError
 from corral_yarn.io import load, load_plan, save, write_atomic
 
@@ -55,6 +55,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     what.add_argument("--yarn-app", type=Path, help="YARN application description JSON (AM container spec)")
     p.add_argument("--priority", type=int, help="YARN priority (default: the plan's p_j, or 0)")
     p.add_argument("--queue", default="default", help="YARN queue (default 'default')")
+    p.add_argument("--latency", metavar="FUNCTION",
+                   help="tag it latency-sensitive, corral-latency:FUNCTION (e.g. memcached; default: the plan's latency_function): "
+                        "with a latency file on the RM, R_j's nodes nearest its AM go first (docs/rack-tags.md)")
     p.add_argument("--wait", action="store_true", help="wait until the application ends; exit 2 unless it succeeded")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait with --wait (default 3600)")
     p.add_argument("--grant-hours", type=float, default=GRANT_HOURS,
@@ -152,6 +155,9 @@ def _upload(args: argparse.Namespace) -> int:
 
 def _submit(args: argparse.Namespace) -> int:
     tags, planned_priority = _hints(args)
+    if args.latency is not None:
+        check_tag_value("--latency", args.latency)
+        tags = dataclasses.replace(tags, latency=args.latency)
     priority = planned_priority if args.priority is None else args.priority
     cluster = cluster_from_args(args)
     if args.grant_hours <= 0:

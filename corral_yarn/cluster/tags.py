@@ -3,7 +3,8 @@
 The encoding is the contract with the scheduler in java_patch (docs/rack-tags.md, ``RackSetTags``):
 ``corral-plan:<plan_id>``, ``corral-job:<job name>``, optionally ``corral-key:<recurring key>`` and
 ``corral-period:<period>`` (so history knows which recurring job a run was, and which period's plan
-made it, without reading its name; the scheduler ignores both), and
+made it, without reading its name; the scheduler ignores both), ``corral-latency:<function>`` for a
+latency-sensitive job (the scheduler then orders R_j's nodes by latency to its AM, NoMora), and
 ``corral-racks-<k>:<rack>;<rack>;...`` for k = 0, 1, ..., each tag at most 100 characters. Within a tag, a rack with the same parent as the one
 before it is written as its last path component alone (``/dc1/rack-07;rack-08``). YARN lower-cases
 tags, so decoding is case-insensitive and rack names are compared lower-cased.
@@ -27,6 +28,7 @@ PLAN_PREFIX = "corral-plan:"
 JOB_PREFIX = "corral-job:"
 KEY_PREFIX = "corral-key:"
 PERIOD_PREFIX = "corral-period:"
+LATENCY_PREFIX = "corral-latency:"  # LatencyOrder.TAG_PREFIX
 RACKS_PREFIX = "corral-racks-"
 RACKS_TAG = re.compile(r"corral-racks-(\d{1,3}):(.*)")
 RACK_SEPARATOR = ";"
@@ -42,24 +44,28 @@ class MalformedRackSetError(InputError):
 @dataclass(frozen=True)
 class CorralTags:
     """What the tags of one application say: plan id, job name, rack set R_j and, when given, the
-    recurring key and the planning period (all lower-cased, as YARN stores tags). The job's stable id
-    is (key, period); (plan id, period, job) names the plan entry that made the run."""
+    recurring key, the planning period and the performance-latency function of a latency-sensitive job
+    (all lower-cased, as YARN stores tags). The job's stable id is (key, period); (plan id, period, job)
+    names the plan entry that made the run."""
 
     plan_id: str
     job: str
     racks: tuple[str, ...]
     key: str | None = None
     period: str | None = None
+    latency: str | None = None
 
     def encode(self) -> list[str]:
-        """The application tags, in order: plan, job, key and period when given, then the rack set split into <= 100-char tags."""
-        for what, value in (("plan id", self.plan_id), ("job name", self.job), ("recurring key", self.key), ("period", self.period)):
+        """The application tags, in order: plan, job, key, period and latency function when given, then the rack set split into <= 100-char tags."""
+        optional = (("recurring key", KEY_PREFIX, self.key), ("period", PERIOD_PREFIX, self.period),
+                    ("latency function", LATENCY_PREFIX, self.latency))
+        for what, value in (("plan id", self.plan_id), ("job name", self.job), *((what, value) for what, _, value in optional)):
             if value is not None:
                 check_tag_value(what, value)
         racks = sorted({r.lower() for r in self.racks})
         if bad := [r for r in racks if not RACK_PATH.fullmatch(r)]:
             raise InputError(f"rack {bad[0]!r} cannot go into a rack-set tag: it must be a topology path like /rack-a")
-        identity = [prefix + value for prefix, value in ((KEY_PREFIX, self.key), (PERIOD_PREFIX, self.period)) if value is not None]
+        identity = [prefix + value for _, prefix, value in optional if value is not None]
         tags = [PLAN_PREFIX + self.plan_id, JOB_PREFIX + self.job, *identity, *_rack_tags(racks)]
         if too_long := [t for t in tags if len(t) > MAX_TAG_CHARS]:
             raise InputError(f"tag {too_long[0]!r} is longer than YARN's {MAX_TAG_CHARS} characters")
@@ -82,7 +88,8 @@ class CorralTags:
         except MalformedRackSetError as exc:
             log.warning("plan %s job %s: %s; the scheduler confines it to no rack set", plan, job, exc)
             racks = ()
-        return cls(plan_id=plan, job=job, racks=racks, key=_tag_value(items, KEY_PREFIX), period=_tag_value(items, PERIOD_PREFIX))
+        return cls(plan_id=plan, job=job, racks=racks, key=_tag_value(items, KEY_PREFIX), period=_tag_value(items, PERIOD_PREFIX),
+                   latency=_tag_value(items, LATENCY_PREFIX))
 
     def matches(self, other: CorralTags) -> bool:
         """Same plan and job, and the same period when both carry one, compared as YARN stores them (lower-cased):
@@ -178,4 +185,4 @@ def plan_hints(plan: Plan, job: str) -> tuple[CorralTags, int]:
     planned = next((j for j in plan.jobs if j.name == job), None)
     if planned is None:
         raise InputError(f"plan {plan.plan_id} has no job {job!r}; it has {[j.name for j in plan.jobs][:10]}")
-    return CorralTags(plan.plan_id, planned.name, tuple(planned.racks)), planned.priority
+    return CorralTags(plan.plan_id, planned.name, tuple(planned.racks), latency=planned.latency_function), planned.priority

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from corral_yarn.cluster.mapreduce import MapReduceJob
+from corral_yarn.contracts import ProfileChoice, Workload
 from corral_yarn.io import load, save
 
 CATALOG_SCHEMA = "corral-yarn/catalog/v1"
@@ -35,6 +36,8 @@ class RecurringJob(BaseModel):
     grep_pattern: str | None = Field(None, description="regex counted by 'grep' (mapreduce.mapper.regex)")
     local_input: str = Field(description="local directory of one period's input; {date} is the job's arrival day")
     block_bytes: int | None = Field(None, ge=1024, description="HDFS block size of the uploaded input (None: the cluster's)")
+    latency_profile: ProfileChoice | None = Field(
+        None, description="how the job's performance falls with network latency (NoMora; docs/nomora.md): the plan and its tags carry it")
 
     def input_dir(self, arrival: datetime) -> Path:
         return Path(self.local_input.format(date=f"{arrival:%Y-%m-%d}", key=self.key))
@@ -58,6 +61,13 @@ class Catalog(BaseModel):
 
     def entry(self, key: str | None) -> RecurringJob | None:
         return next((j for j in self.jobs if j.key == key), None)
+
+    def with_latency_profiles(self, workload: Workload) -> Workload:
+        """The predicted jobs with the latency profiles of their recurring keys' entries (the estimator knows none)."""
+        jobs = [job.model_copy(update={"latency_profile": entry.latency_profile})
+                if (entry := self.entry(job.recurring_key)) is not None and entry.latency_profile is not None else job
+                for job in workload.jobs]
+        return workload.model_copy(update={"jobs": jobs})
 
     @classmethod
     def load(cls, path: str | Path) -> Catalog:

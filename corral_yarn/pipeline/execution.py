@@ -60,11 +60,13 @@ class PlannedRun(BaseModel):
     hdfs_input: str
     hdfs_output: str
     speculation: dict[str, str] = {}  # Kwiken's speculation settings for the job's recurring key (docs/kwiken.md)
+    latency_function: str | None = None  # a latency-sensitive job's: tagged corral-latency:<it> (docs/rack-tags.md)
 
     @property
     def tags(self) -> CorralTags:
-        """R_j and the job's stable id: its recurring key and the planning period (issue 16 item 4)."""
-        return CorralTags(self.plan_id, self.name, tuple(self.racks), key=self.job.key, period=period_id(self.period_start))
+        """R_j and the job's stable id: its recurring key and the planning period (issue 16 item 4); its latency function if any."""
+        return CorralTags(self.plan_id, self.name, tuple(self.racks), key=self.job.key, period=period_id(self.period_start),
+                          latency=self.latency_function)
 
     @property
     def app_name(self) -> str:
@@ -92,6 +94,7 @@ def planned_runs(published: Published, catalog: Catalog, settings: PipelineSetti
             period_start=start, period_end=start + published.period.horizon,
             job=entry, jar=catalog.jar, hdfs_input=f"{base}/input", hdfs_output=f"{base}/output",
             speculation=speculation.properties(entry.key) if speculation else {},
+            latency_function=planned.latency_function,
         ))
     if unknown:
         log.warning("%d planned jobs have no catalog entry and are not run: %s", len(unknown), ", ".join(unknown))

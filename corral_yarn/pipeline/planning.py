@@ -17,6 +17,7 @@ from pathlib import Path
 from corral_yarn import io
 from corral_yarn.cluster import Cluster
 from corral_yarn.contracts import ClusterSpec, Plan, Workload
+from corral_yarn.pipeline.catalog import Catalog
 from corral_yarn.pipeline.history import history_source
 from corral_yarn.pipeline.settings import Period, PipelineSettings
 from corral_yarn.planner.build import build_plan
@@ -46,13 +47,15 @@ def period_dir(settings: PipelineSettings, period: Period) -> Path:
 
 
 def estimate_period(settings: PipelineSettings, period: Period, block_bytes: int) -> Path:
-    """Predict the period's recurring jobs from the store (thesis §2.2); writes jobs.json and details.json.
+    """Predict the period's recurring jobs from the store (thesis §2.2), with the catalog's latency profiles;
+    writes jobs.json and details.json.
     ``block_bytes`` is the cluster's dfs.blocksize (map tasks of jobs whose runs do not give them)."""
     out = period_dir(settings, period)
     options = EstimateOptions(at=period.start, horizon=period.horizon, slack=period.slack, block_bytes=block_bytes)
     result = estimate(HistoryStore(settings.store).runs(), options)
+    workload = Catalog.load(settings.catalog).with_latency_profiles(result.workload) if settings.catalog.exists() else result.workload
     io.save(period, out / PERIOD)
-    io.save(result.workload, out / JOBS)
+    io.save(workload, out / JOBS)
     io.write_atomic(out / DETAILS, json.dumps({"jobs": result.details, "unsized_jobs": result.unsized_jobs}, indent=2) + "\n")
     log.info("estimated %d jobs for the period starting %s", len(result.workload.jobs), period.start.isoformat())
     return out

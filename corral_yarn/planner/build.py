@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from corral_yarn import __version__
-from corral_yarn.contracts import MAX_SECONDS, ClusterSpec, JobSpec, Order, Plan, PlannedJob, PlanOptions, Sharing, Workload
+from corral_yarn.contracts import CUSTOM_PROFILE, MAX_SECONDS, ClusterSpec, JobSpec, Order, Plan, PlannedJob, PlanOptions, Sharing, Workload
 from corral_yarn.errors import InputError
 from corral_yarn.io import inputs_sha256
 from corral_yarn.model import default_alpha, latency_table
@@ -192,6 +192,12 @@ def perf_function(job: JobSpec, index: int) -> Perf | None:
         raise InputError(str(error), field=f"jobs[{index}] ({job.name}).latency_profile") from None
 
 
+def latency_function(job: JobSpec) -> str | None:
+    """The name the scheduler's ``corral-latency:`` tag carries: the published function's, or ``custom`` for the job's own points."""
+    profile = job.latency_profile
+    return None if profile is None else profile if isinstance(profile, str) else CUSTOM_PROFILE
+
+
 def rack_latency_us(matrix: LatencyMatrix, cluster: ClusterSpec) -> NDArray[np.float64]:
     """The R x R latencies between the cluster's racks, in its rack order; every rack must be in the matrix."""
     for name in cluster.rack_names:
@@ -242,6 +248,7 @@ def _planned_jobs(jobs: list[JobSpec], cluster: ClusterSpec, s: Schedule, latenc
                 node_class=job_class[j] if job_class else None,
                 rack_set_latency_us=network.spread(s.rack_sets[j]) if network is not None else None,
                 expected_performance=network.performance(j, s.rack_sets[j]) if sensitive else None,
+                latency_function=latency_function(job),
             )
         )
     return sorted(planned, key=lambda p: p.order)

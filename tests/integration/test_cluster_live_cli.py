@@ -41,7 +41,8 @@ def test_topology_upload_submit_status(minicluster: dict[str, Any], tmp_path: Pa
            "inputs": [f"/it/cli-{run}/in"], "output": f"/it/cli-{run}/out", "reduces": 1}
     (tmp_path / "wc.json").write_text(json.dumps(job))
     app = corral(capsys, "submit", *where, "--racks", racks[2], "--job", "cli-wc", "--plan-id", f"cli-{run}",
-                 "--priority", "7", "--mapreduce", str(tmp_path / "wc.json"), "--wait", "--timeout", "600")
+                 "--priority", "7", "--latency", "memcached", "--mapreduce", str(tmp_path / "wc.json"), "--wait", "--timeout", "600")
     assert app["state"] == "FINISHED" and app["final_status"] == "SUCCEEDED" and app["priority"] == 7
     status = corral(capsys, "status", *where, app["app_id"])
     assert status["app_id"] == app["app_id"] and f"corral-racks-0:{racks[2]}" in status["tags"]
+    assert "corral-latency:memcached" in status["tags"]  # what the scheduler's LatencyOrder reads

@@ -31,6 +31,8 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     (["submit", "--cluster", "c.json", "--job", "j", "--mapreduce", "j.json"], "give --plan and --job, or --racks and --job"),
     (["submit", "--cluster", "c.json", "--plan", "p.json", "--mapreduce", "j.json"], "--plan needs --job"),
     (["submit", "--cluster", "c.json", "--racks", "/a", "--job", "j"], "one of the arguments --mapreduce --yarn-app is required"),
+    (["submit", "--cluster", "c.json", "--racks", "/a", "--job", "j", "--latency", "a,b", "--mapreduce", "j.json"],
+     "--latency 'a,b' cannot go into a YARN tag"),
 ])
 def test_usage_errors_are_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                argv: list[str], message: str) -> None:

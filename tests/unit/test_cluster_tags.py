@@ -117,6 +117,15 @@ def test_the_period_rides_in_its_own_tag_after_the_key_and_names_the_plan_entry_
         CorralTags("p", "j", (), period="a,b").encode()
 
 
+def test_a_latency_sensitive_job_carries_its_function_in_its_own_tag() -> None:
+    tags = CorralTags("p", "j", ("/rack-a",), key="k", period="20261125T000000Z", latency="Memcached").encode()
+    assert tags[:5] == ["corral-plan:p", "corral-job:j", "corral-key:k", "corral-period:20261125t000000z", "corral-latency:memcached"]
+    assert CorralTags.decode(tags).latency == "memcached" and CorralTags.decode(tags[:2]).latency is None
+    assert not any(t.startswith("corral-latency:") for t in CorralTags("p", "j", ("/rack-a",)).encode())
+    with pytest.raises(InputError, match="latency function 'a b'"):
+        CorralTags("p", "j", (), latency="a b").encode()
+
+
 def test_runs_of_one_plan_id_in_two_periods_are_different_applications() -> None:
     today, tomorrow = CorralTags("p", "j", (), period="20261125T000000Z"), CorralTags("p", "j", (), period="20261126t000000z")
     assert not today.matches(tomorrow) and today.matches(CorralTags("P", "J", (), period="20261125t000000z"))

@@ -3,6 +3,8 @@ through estimate -> plan -> planned runs, start times, the run summary."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -121,6 +123,16 @@ def test_planned_runs_follow_the_prioritization_order_and_skip_unknown_jobs(tmp_
     assert len(runs) == 3 and len(unknown) == 1 and unknown[0].startswith(catalog.jobs[0].key)
 
 
+def test_planned_runs_carry_the_latency_function_the_plan_gave_into_their_tags(tmp_path: Path) -> None:
+    published, catalog, settings = _published(tmp_path)
+    sensitive = published.plan.jobs[0].name
+    jobs = [j.model_copy(update={"latency_function": "memcached"}) if j.name == sensitive else j for j in published.plan.jobs]
+    published = dataclasses.replace(published, plan=published.plan.model_copy(update={"jobs": jobs}))
+    runs = {r.name: r for r in planned_runs(published, catalog, settings)[0]}
+    assert "corral-latency:memcached" in runs[sensitive].tags.encode()
+    assert all(r.tags.latency is None for name, r in runs.items() if name != sensitive)
+
+
 def test_planned_runs_carry_kwikens_speculation_settings_of_their_recurring_key(tmp_path: Path) -> None:
     published, catalog, settings = _published(tmp_path)
     assert all(r.speculation == {} for r in planned_runs(published, catalog, settings)[0])  # no settings file: the cluster's
@@ -185,6 +197,25 @@ def test_a_period_from_airflows_run_time_is_estimated(tmp_path: Path) -> None:
     home = prepare(DemoPaths(tmp_path / "airflow", tmp_path / "pipeline"), {"examples_jar": "/j.jar"}, day, keys=["errors-grep"])
     directory = planning.estimate_period(home, Period(start=start, horizon_s=86_400, scenario="batch"), 1 << 20)
     assert [j.recurring_key for j in io.load_workload(directory / planning.JOBS).jobs] == ["errors-grep"]
+
+
+def test_a_catalog_latency_profile_reaches_the_plan_and_the_submitted_tags(tmp_path: Path) -> None:
+    """estimate -> plan -> runs: the catalog says errors-grep is latency-sensitive; its run is tagged corral-latency:memcached."""
+    from corral_yarn.pipeline.demo import DemoPaths, prepare
+
+    day = datetime(2026, 11, 22, tzinfo=UTC)
+    home = prepare(DemoPaths(tmp_path / "airflow", tmp_path / "pipeline"), {"examples_jar": "/j.jar"}, day, keys=["errors-grep", "clicks-wordcount"])
+    catalog = Catalog.load(home.catalog)
+    sensitive = catalog.entry("errors-grep").model_copy(update={"latency_profile": "memcached"})
+    catalog.model_copy(update={"jobs": [sensitive if j.key == "errors-grep" else j for j in catalog.jobs]}).save(home.catalog)
+    period = Period(start=day, horizon_s=86_400, scenario="batch")
+    directory = planning.estimate_period(home, period, 1 << 20)
+    workload = io.load_workload(directory / planning.JOBS)
+    assert {j.recurring_key: j.latency_profile for j in workload.jobs} == {"errors-grep": "memcached", "clicks-wordcount": None}
+    published, _, _ = _published(tmp_path)
+    plan = build_plan(workload, published.cluster, "batch")
+    runs = planned_runs(Published("V2", period, plan, workload, published.cluster), Catalog.load(home.catalog), home)[0]
+    assert {r.job.key: r.tags.latency for r in runs} == {"errors-grep": "memcached", "clicks-wordcount": None}
 
 
 def _record(name: str, order: int, containers: tuple[int, int], blocks: tuple[int, int]) -> dict:

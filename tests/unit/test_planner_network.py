@@ -122,7 +122,12 @@ def test_without_a_matrix_plans_are_as_before(scenario: Scenario) -> None:
     plain, profiled = _workload(None), _workload("memcached")
     before = build_plan(plain, cluster, scenario).model_dump(mode="json")
     assert "rack_set_latency_us" not in json.dumps(before) and "latency_profile" not in json.dumps(plain.model_dump(mode="json"))
-    assert _schedule_fields(build_plan(profiled, cluster, scenario).model_dump(mode="json")) == _schedule_fields(before)
+    with_profiles = build_plan(profiled, cluster, scenario)
+    assert [p.latency_function for p in with_profiles.jobs] == [
+        "memcached" if j.latency_profile else None for j in sorted(profiled.jobs, key=lambda j: with_profiles.job(j.name).order)]
+    for job in (with_profiles := with_profiles.model_dump(mode="json"))["jobs"]:
+        job.pop("latency_function", None)  # what the submitter tags; the schedule is the same
+    assert _schedule_fields(with_profiles) == _schedule_fields(before)
     # a matrix but no latency-sensitive job: the same schedule, with each rack set's latency reported
     matrix = RackLatencyMatrix(tuple(cluster.rack_names), np.full((4, 4), 50.0))
     with_matrix = build_plan(plain, cluster, scenario, rack_latency=matrix)
@@ -155,6 +160,7 @@ def test_a_fitted_profile_and_bad_ones_name_the_field() -> None:
     matrix = RackLatencyMatrix(tuple(cluster.rack_names), np.array([[5.0, 400.0, 400.0], [400.0, 5.0, 400.0], [400.0, 400.0, 5.0]]))
     plan = build_plan(_workload(fitted, 4), cluster, "batch", rack_latency=matrix)
     assert any(p.expected_performance == 1.0 for p in plan.jobs)
+    assert {p.latency_function for p in plan.jobs} == {"custom", None}  # the job's own points: tagged corral-latency:custom
     too_few = LatencyProfile.model_validate({"threshold_us": 500.0, "points": points, "degree": 3})
     with pytest.raises(InputError, match=r"jobs\[0\] \(.*\)\.latency_profile: points"):
         build_plan(_workload(too_few, 4), cluster, "batch", rack_latency=matrix)
