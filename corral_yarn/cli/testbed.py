@@ -1,4 +1,4 @@
-"""``corral testbed up|down|status|exec``: the embedded cluster on an emulated oversubscribed network
+"""``corral testbed up|down|status|exec|latency``: the embedded cluster on an emulated oversubscribed network
 (a private network namespace shaped with tc; docs/testbed.md)."""
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ from pathlib import Path
 
 from corral_yarn.cli.types import positive_float, positive_int
 from corral_yarn.errors import InputError
+from corral_yarn.io import write_atomic
+from corral_yarn.nomora import latency
 from corral_yarn.testbed import control, cpu
 from corral_yarn.testbed.shaping import Network
 
@@ -36,7 +38,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run = sub.add_parser("exec", help="run a command inside the namespace (CORRAL_CLUSTER_JSON names its cluster)")
     run.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
     run.set_defaults(func=_exec)
-    for action in (up, down, status, run):
+    mesh = sub.add_parser("latency", help="measure the round trips between the workers (a probe mesh) as a latency matrix")
+    mesh.add_argument("--by", choices=("host", "rack"), default="rack",
+                         help="host pairs (NodeManager addresses) or rack pairs (the largest between their hosts; default)")
+    mesh.add_argument("--rounds", type=positive_int, default=20, help="TCP handshakes per pair, the median counts (default 20)")
+    mesh.add_argument("--out", type=Path, help="write it as .csv (what corral plan --latency and the RM's latency file read) or .json")
+    mesh.set_defaults(func=_latency)
+    for action in (up, down, status, run, mesh):
         action.add_argument("--home", type=Path, default=control.DEFAULT_HOME, metavar="DIR",
                             help=f"testbed state directory (default {control.DEFAULT_HOME})")
 
@@ -50,6 +58,19 @@ def _up(args: argparse.Namespace) -> int:
           f"uplink {net.uplink_mbit_s:g} Mbit/s configured; measured cross-rack {shaping['measured_cross_rack_mbit_s']:g} Mbit/s, "
           f"in-rack {shaping.get('measured_in_rack_mbit_s', float('nan')):g} Mbit/s; "
           f"CPU per node: {f'{node_cpus:g} cores' if node_cpus else 'shared'}; cluster: {state['cluster_json']}")
+    return 0
+
+
+def _latency(args: argparse.Namespace) -> int:
+    if args.out and args.out.suffix.lower() not in (".csv", ".json"):
+        raise InputError(f"--out must end in .csv or .json, got {args.out.name!r}")
+    state = control.load_state(args.home)
+    net = Network(**state["network"])
+    matrix = control.measure_latency(net, state["namespace"], args.rounds)
+    matrix = latency.by_rack(matrix, net.rack_of()) if args.by == "rack" else matrix
+    if args.out:
+        write_atomic(args.out, latency.to_csv(matrix) if args.out.suffix.lower() == ".csv" else latency.to_json(matrix) + "\n")
+    print(latency.to_json(matrix))
     return 0
 
 

@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -144,6 +145,29 @@ def load(path: str | Path, kind: type[LatencyMatrix] = LatencyMatrix) -> Latency
 def to_json(matrix: LatencyMatrix) -> str:
     """The JSON form ``parse_json`` reads."""
     return json.dumps({"names": list(matrix.names), "latency_us": matrix.latency_us.tolist()})
+
+
+def to_csv(matrix: LatencyMatrix) -> str:
+    """The CSV form ``parse_csv`` (and the scheduler's ``yarn.scheduler.corral.latency.file``) reads."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(matrix.names)
+    writer.writerows([f"{value:g}" for value in row] for row in matrix.latency_us.tolist())
+    return out.getvalue()
+
+
+def by_rack(hosts: LatencyMatrix, rack_of: Mapping[str, str]) -> RackLatencyMatrix:
+    """Rack-pair latencies from host pairs: the largest between any two hosts of the racks (NoMora eq. 1 takes
+    the maximum); inside a rack, the largest between two of its hosts (0 for a rack of one host)."""
+    racks = tuple(dict.fromkeys(rack_of[name] for name in hosts.names))
+    position = {rack: index for index, rack in enumerate(racks)}
+    out = np.zeros((len(racks), len(racks)))
+    for i, a in enumerate(hosts.names):
+        for k, b in enumerate(hosts.names):
+            if i != k:
+                ra, rb = position[rack_of[a]], position[rack_of[b]]
+                out[ra, rb] = max(out[ra, rb], hosts.latency_us[i, k])
+    return RackLatencyMatrix(racks, out)
 
 
 @dataclass(frozen=True)

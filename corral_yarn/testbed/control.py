@@ -22,6 +22,7 @@ from typing import Any
 
 from corral_yarn.errors import CorralError
 from corral_yarn.io import write_atomic
+from corral_yarn.nomora.latency import LatencyMatrix, by_rack, parse_json
 from corral_yarn.testbed import cpu
 from corral_yarn.testbed.counters import rack_pair_bytes
 from corral_yarn.testbed.shaping import Network, shaping_commands, tc_commands, unshaping_commands
@@ -94,6 +95,7 @@ def up(net: Network, home: Path = DEFAULT_HOME, namespace: str = NAMESPACE, time
         groups = cpu.create(namespace, [address for _, _, address in net.nodes()], node_cpus) if node_cpus is not None else None
         shim = _build_shim(home, groups)
         shaping = measure(net, namespace)
+        shaping["measured_rack_rtt_us"] = by_rack(measure_latency(net, namespace, rounds=10), net.rack_of()).latency_us.round(1).tolist()
         description = _start_cluster(net, home, shim, namespace, timeout_s, groups is not None)
     except BaseException:
         down(home, namespace)
@@ -200,6 +202,14 @@ def measure(net: Network, namespace: str = NAMESPACE, seconds: float = 2.0) -> d
         figures["measured_in_rack_mbit_s"] = rate(net.host(0, 0), net.host(0, 1))
     LOG.info("shaping measured: %s", figures)
     return figures
+
+
+def measure_latency(net: Network, namespace: str = NAMESPACE, rounds: int = 20) -> LatencyMatrix:
+    """Round trips (µs) between every two workers: the probe mesh, run inside the namespace (testbed/probe.py)."""
+    if not 1 <= rounds <= 1000:
+        raise TestbedError(f"rounds: must be in 1..1000 (got {rounds})")
+    out = run([sys.executable, "-m", "corral_yarn.testbed.probe", "--rtt", str(rounds), *net.rack_of()], namespace)
+    return parse_json(out.stdout)
 
 
 def _cluster_json(home: Path) -> Path:

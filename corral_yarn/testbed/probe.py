@@ -1,13 +1,19 @@
-"""A node-to-node TCP stream between two worker addresses, to measure what the testbed's shaping holds.
+"""Probes between worker addresses, to measure what the testbed's shaping holds.
 
-Run inside the testbed's namespace (``python -m corral_yarn.testbed.probe SRC DST``); prints one JSON
-line ``{"src": ..., "dst": ..., "bytes": ..., "seconds": ..., "mbit_s": ...}`` measured at the receiver.
+Run inside the testbed's namespace:
+
+- ``python -m corral_yarn.testbed.probe SRC DST [SECONDS]``: a TCP stream; prints one JSON line
+  ``{"src": ..., "dst": ..., "bytes": ..., "seconds": ..., "mbit_s": ...}`` measured at the receiver.
+- ``python -m corral_yarn.testbed.probe --rtt ROUNDS ADDR...``: a round-trip mesh (NoMora's probe mesh,
+  issue 18 item 2); prints ``{"names": [...], "latency_us": [[...], ...]}``, the median TCP handshake
+  time from each address to each other one, in µs.
 """
 
 from __future__ import annotations
 
 import json
 import socket
+import statistics
 import sys
 import threading
 import time
@@ -42,7 +48,28 @@ def _receive(server: socket.socket, out: dict[str, float]) -> None:
     out.update(bytes=total, start=start, end=time.monotonic())
 
 
+def rtt_us(src: str, dst: str, rounds: int) -> float:
+    """Median time of a TCP handshake from ``src`` to ``dst``: connect() returns once the SYN-ACK is back, one round trip."""
+    with socket.create_server((dst, 0), backlog=rounds + 1) as server:  # the kernel completes handshakes unaccepted
+        samples = []
+        for _ in range(rounds):
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as client:
+                client.bind((src, 0))
+                start = time.perf_counter()
+                client.connect(server.getsockname()[:2])
+                samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1e6
+
+
+def mesh(addresses: list[str], rounds: int) -> dict[str, object]:
+    """Round trips (µs) from every address to every other one, 0 on the diagonal."""
+    return {"names": addresses, "latency_us": [[0.0 if a == b else round(rtt_us(a, b, rounds), 1) for b in addresses] for a in addresses]}
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--rtt"]:
+        print(json.dumps(mesh(argv[2:], int(argv[1]))))
+        return 0
     src, dst, *rest = argv
     print(json.dumps(stream(src, dst, float(rest[0]) if rest else 2.0)))
     return 0

@@ -64,6 +64,14 @@ class Network:
         """A rack's uplink (and downlink) to the core: nodes x node rate / O (thesis §4.5.1)."""
         return self.nodes_per_rack * self.node_mbit_s / self.oversubscription
 
+    def rack_name(self, rack: int) -> str:
+        """The rack's topology path, as the embedded cluster names it (ClusterLayout.rackName)."""
+        return f"/rack-{chr(ord('a') + rack)}"  # at most MAX_RACKS = 26
+
+    def rack_of(self) -> dict[str, str]:
+        """Each worker address's rack path."""
+        return {address: self.rack_name(rack) for _, rack, address in self.nodes()}
+
     def rack_block(self, rack: int) -> str:
         return f"127.0.{RACK_BLOCK_BASE + rack}.0/24"
 

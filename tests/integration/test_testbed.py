@@ -11,13 +11,18 @@ from typing import Any
 
 import pytest
 
+from corral_yarn.cli import main
 from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.history import job_id_of
 from corral_yarn.cluster.mapreduce import MapReduceJob
+from corral_yarn.contracts import ClusterSpec, Rack, Workload
 from corral_yarn.minicluster import processes
+from corral_yarn.nomora import latency
+from corral_yarn.planner.build import build_plan
 from corral_yarn.testbed import control, cpu
 from corral_yarn.testbed.monitor import UplinkMonitor
 from corral_yarn.testbed.shaping import Network
+from corral_yarn.workloads import w1_like
 
 pytestmark = pytest.mark.integration
 NAMESPACE = "corral-testbed-test"
@@ -106,3 +111,20 @@ def test_the_cluster_lives_only_inside_the_namespace(testbed: Any) -> None:
     assert subprocess.run(["python3", "-c", probe], capture_output=True).returncode != 0
     assert control.exec_command(["python3", "-c", probe], home) == 0
     assert control.exec_command(["sh", "-c", 'test -f "$CORRAL_CLUSTER_JSON"'], home) == 0
+
+
+def test_the_probe_mesh_writes_a_rack_latency_matrix_that_the_planner_reads(testbed: Any, tmp_path: Path) -> None:
+    """NoMora item 2: round trips measured between the workers, aggregated per rack pair, fed to the planner."""
+    state, home = testbed
+    assert len(state["shaping"]["measured_rack_rtt_us"]) == NET.racks
+    out = tmp_path / "racks.csv"
+    assert main(["testbed", "latency", "--home", str(home), "--rounds", "5", "--out", str(out)]) == 0
+    matrix = latency.load(out, latency.RackLatencyMatrix)
+    assert matrix.names == ("/rack-a", "/rack-b", "/rack-c")
+    assert ((matrix.latency_us > 0) & (matrix.latency_us < 1e6)).all(), matrix.latency_us  # two workers per rack: no zero
+    cluster = ClusterSpec(racks=[Rack(name=name, machines=[f"{name}-1", f"{name}-2"]) for name in matrix.names], map_slots_per_machine=2,
+                          reduce_slots_per_machine=2, nic_bandwidth_bytes_per_s=5e7, disk_bandwidth_bytes_per_s=1e8, oversubscription=20)
+    jobs = Workload(jobs=[w1_like(1, seed=1).jobs[0].model_copy(update={"latency_profile": "memcached"})])
+    planned = build_plan(jobs, cluster, "batch", rack_latency=matrix).jobs[0]
+    assert planned.latency_function == "memcached" and planned.rack_set_latency_us == pytest.approx(
+        max(matrix.latency(a, b) for a in planned.racks for b in planned.racks))

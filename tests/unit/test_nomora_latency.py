@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from corral_yarn.errors import InputError
-from corral_yarn.nomora.latency import LatencyMatrix, generate, load, parse_csv, parse_json, to_json
+from corral_yarn.nomora.latency import LatencyMatrix, RackLatencyMatrix, by_rack, generate, load, parse_csv, parse_json, to_csv, to_json
 
 CSV = "a,b,c\n0,10,200\n10,0,30.5\n200,30.5,0\n"
 
@@ -84,3 +84,12 @@ def test_generate_rejects_empty_shapes():
 def test_matrix_rejects_a_non_square_array():
     with pytest.raises(InputError, match="latency_us"):
         LatencyMatrix(("a", "b"), np.zeros((2, 3)))
+
+
+def test_host_pairs_become_rack_pairs_by_their_largest_latency_and_round_trip_through_csv():
+    hosts = LatencyMatrix(("a1", "a2", "b1"), np.array([[0.0, 10.0, 300.0], [12.0, 0.0, 250.0], [310.0, 260.0, 0.0]]))
+    racks = by_rack(hosts, {"a1": "/rack-a", "a2": "/rack-a", "b1": "/rack-b"})
+    assert racks.names == ("/rack-a", "/rack-b")
+    assert racks.latency_us.tolist() == [[12.0, 300.0], [310.0, 0.0]]
+    back = parse_csv(to_csv(racks), RackLatencyMatrix)
+    assert back.names == racks.names and np.array_equal(back.latency_us, racks.latency_us)
