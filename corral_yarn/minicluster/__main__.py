@@ -1,4 +1,4 @@
-"""``python -m corral_yarn.minicluster start|status|stop`` (see docs/minicluster.md)."""
+"""``python -m corral_yarn.minicluster start|status|stop|control`` (see docs/minicluster.md)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import logging
 import sys
 from pathlib import Path
 
+from corral_yarn.errors import InputError
+from corral_yarn.minicluster.control import control
 from corral_yarn.minicluster.launcher import (
     DEFAULT_BASE_DIR,
     DEFAULT_TARGET,
@@ -15,6 +17,7 @@ from corral_yarn.minicluster.launcher import (
     MiniClusterError,
     StartOptions,
     cluster_status,
+    load_description,
     start_cluster,
     stop_cluster,
 )
@@ -36,13 +39,34 @@ def _parser() -> argparse.ArgumentParser:
     for name in ("status", "stop"):
         command = sub.add_parser(name, help=f"{name} the cluster described by --out")
         command.add_argument("--out", type=Path, default=DEFAULT_BASE_DIR / "cluster.json", help="description JSON (default %(default)s)")
+    channel = sub.add_parser("control", help="send one command to a running cluster's control channel (e.g. stop-datanode HOST)")
+    channel.add_argument("--description", type=Path, default=DEFAULT_BASE_DIR / "cluster.json", help="description JSON (default %(default)s)")
+    channel.add_argument("words", nargs="+", metavar="COMMAND [ARG ...]",
+                         help="stop-nodemanager|start-nodemanager|stop-datanode|start-datanode HOST, ...")
     return parser
+
+
+def _control(description_path: Path, words: list[str]) -> int:
+    try:
+        description = load_description(description_path.resolve())
+    except MiniClusterError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    try:
+        detail = control(description, words[0], *words[1:])
+    except InputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"ok {detail}".rstrip())
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
     args = _parser().parse_args(argv)
     try:
+        if args.command == "control":
+            return _control(args.description, args.words)
         if args.command == "start":
             options = StartOptions(
                 args.racks, args.nodes_per_rack, args.base_dir, args.out, args.java_patch_target, args.timeout,

@@ -2,6 +2,10 @@
 
 Set ``CORRAL_CLUSTER_JSON`` to the description JSON of an already running cluster
 (``python -m corral_yarn.minicluster start``) to reuse it instead; it is then left running.
+
+Fault-injection tests (``test_fault_*.py``, docs/reliability.md) get a cluster of their own,
+``fault_cluster``, started only when one of them runs, and stop and start its daemons through
+``faults``, which restores every daemon a test stopped when the test ends.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from corral_yarn.minicluster import StartOptions, load_description, start_cluster, stop_cluster
+from corral_yarn.minicluster import StartOptions, control, load_description, start_cluster, stop_cluster
 
 
 @pytest.fixture(scope="session")
@@ -30,3 +34,59 @@ def minicluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         yield description
     finally:
         stop_cluster(options.description_path)
+
+
+@pytest.fixture(scope="session")
+def fault_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """A 3-rack x 2-node embedded cluster for fault injection only: faults change its state, so it is not
+    ``minicluster``. Reuse one started by hand with ``CORRAL_FAULT_CLUSTER_JSON``."""
+    existing = os.environ.get("CORRAL_FAULT_CLUSTER_JSON")
+    if existing:
+        yield load_description(Path(existing))
+        return
+    options = StartOptions(base_dir=tmp_path_factory.mktemp("fault-cluster"), exit_with=os.getpid())
+    description = start_cluster(options)
+    try:
+        yield description
+    finally:
+        stop_cluster(options.description_path)
+
+
+class Faults:
+    """Faults injected into ``fault_cluster`` through its control channel; ``restore`` starts again every
+    daemon stopped and not started since, so each test leaves the cluster whole."""
+
+    def __init__(self, description: dict[str, Any]) -> None:
+        self.description = description
+        self.stopped: list[tuple[str, str]] = []  # (daemon, host), in stop order
+        self.injected = 0
+
+    def stop(self, daemon: str, host: str) -> str:
+        """Stop ``daemon`` (``datanode`` or ``nodemanager``) on worker ``host``: one fault."""
+        detail = control(self.description, f"stop-{daemon}", host)
+        self.stopped.append((daemon, host))
+        self.injected += 1
+        return detail
+
+    def start(self, daemon: str, host: str) -> str:
+        detail = control(self.description, f"start-{daemon}", host)
+        self.stopped.remove((daemon, host))
+        return detail
+
+    def restore(self) -> None:
+        for daemon, host in reversed(list(self.stopped)):
+            self.start(daemon, host)
+
+    def hosts(self, rack: str) -> list[str]:
+        """The workers of a rack, in the description's order."""
+        return [n["host"] for r in self.description["racks"] if r["name"] == rack for n in r["nodes"]]
+
+
+@pytest.fixture
+def faults(fault_cluster: dict[str, Any]) -> Iterator[Faults]:
+    """Stops and starts daemons of ``fault_cluster``; every daemon the test stopped is started again after it."""
+    injected = Faults(fault_cluster)
+    try:
+        yield injected
+    finally:
+        injected.restore()

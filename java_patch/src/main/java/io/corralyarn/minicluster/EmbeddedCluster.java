@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -68,6 +69,10 @@ public final class EmbeddedCluster implements AutoCloseable {
   private final List<DataNode> dataNodes = new ArrayList<>();
   private final List<NodeManager> nodeManagers = new ArrayList<>();
   private final List<ClusterLayout.Node> nodeManagerHosts = new ArrayList<>();
+  // per worker host: the configuration its DataNode / NodeManager first started with (a restart
+  // reuses it, so the daemon comes back on the same ports and the description stays true)
+  private final Map<String, Configuration> dataNodeConfs = new HashMap<>();
+  private final Map<String, Configuration> nodeManagerConfs = new HashMap<>();
   private NameNode nameNode;
   private ResourceManager resourceManager;
   private JobHistoryServer jobHistoryServer;
@@ -154,12 +159,7 @@ public final class EmbeddedCluster implements AutoCloseable {
     NameNode.format(nnConf);
     nameNode = NameNode.createNameNode(new String[0], nnConf);
     for (ClusterLayout.Node node : layout.nodes()) {
-      Configuration dnConf = ClusterConfig.dataNode(base, node, baseDir);
-      DataNode dataNode = DataNode.createDataNode(new String[0], dnConf);
-      if (dataNode == null) {
-        throw new IOException("DataNode on " + node.host() + " did not start (see the log)");
-      }
-      dataNodes.add(dataNode);
+      startDataNode(node);
     }
     int expected = layout.nodes().size();
     await("all " + expected + " DataNodes registered and the NameNode out of safe mode",
@@ -187,24 +187,114 @@ public final class EmbeddedCluster implements AutoCloseable {
         () -> runningNodeManagers() == expected);
   }
 
-  /** Starts the NodeManager of a worker (again, e.g. after {@link #stopNodeManager}). */
+  /**
+   * Starts the NodeManager of a worker (again, e.g. after {@link #stopNodeManager}, on the ports
+   * it had before).
+   */
   public NodeManager startNodeManager(ClusterLayout.Node node) {
+    if (nodeManagerHosts.contains(node)) {
+      throw new IllegalArgumentException("a NodeManager is already running on " + node.host());
+    }
+    Configuration conf = nodeManagerConfs.computeIfAbsent(node.host(),
+        host -> ClusterConfig.nodeManager(base, node, baseDir));
     NodeManager nodeManager = new NodeManager();
-    nodeManager.init(ClusterConfig.nodeManager(base, node, baseDir));
+    nodeManager.init(new Configuration(conf));
     nodeManager.start();
     nodeManagers.add(nodeManager);
     nodeManagerHosts.add(node);
     return nodeManager;
   }
 
-  /** Stops the NodeManager of a worker (for fault-injection tests). */
-  public void stopNodeManager(ClusterLayout.Node node) {
+  /**
+   * Starts a stopped NodeManager again (the control channel's {@code start-nodemanager}) and
+   * waits until the ResourceManager sees it RUNNING.
+   */
+  public String restartNodeManager(ClusterLayout.Node node) throws InterruptedException {
+    NodeManager nodeManager = startNodeManager(node);
+    String id = nodeManager.getNMContext().getNodeId().toString();
+    await("NodeManager " + id + " RUNNING in the ResourceManager",
+        () -> nodeManagerState(node.host()) == NodeState.RUNNING);
+    return "NodeManager " + id + " running";
+  }
+
+  /**
+   * Stops the NodeManager of a worker (for fault-injection tests): it kills its containers and
+   * unregisters; returns once the ResourceManager no longer sees it RUNNING.
+   */
+  public String stopNodeManager(ClusterLayout.Node node) throws InterruptedException {
     int i = nodeManagerHosts.indexOf(node);
     if (i < 0) {
-      throw new IllegalArgumentException("no NodeManager running on " + node);
+      throw new IllegalArgumentException("no NodeManager running on " + node.host());
     }
-    nodeManagers.remove(i).stop();
+    NodeManager nodeManager = nodeManagers.remove(i);
     nodeManagerHosts.remove(i);
+    String id = nodeManager.getNMContext().getNodeId().toString();
+    nodeManager.stop();
+    await("NodeManager " + id + " gone from the ResourceManager's running nodes",
+        () -> nodeManagerState(node.host()) != NodeState.RUNNING);
+    RMNode inactive = resourceManager.getRMContext().getInactiveRMNodes()
+        .get(nodeManager.getNMContext().getNodeId());
+    return "NodeManager " + id + " stopped" + (inactive == null ? ""
+        : "; the ResourceManager lists it " + inactive.getState());
+  }
+
+  /** State of the NodeManager of a host in the ResourceManager (null if it has none active). */
+  private NodeState nodeManagerState(String host) {
+    for (RMNode node : resourceManager.getRMContext().getRMNodes().values()) {
+      if (node.getNodeID().getHost().equals(host)) {
+        return node.getState();
+      }
+    }
+    return null;
+  }
+
+  /** Starts the DataNode of a worker, on the ports it had before if it ran already. */
+  private DataNode startDataNode(ClusterLayout.Node node) throws IOException {
+    if (dataNodeOn(node.host()) != null) {
+      throw new IllegalArgumentException("a DataNode is already running on " + node.host());
+    }
+    Configuration conf = dataNodeConfs.computeIfAbsent(node.host(),
+        host -> ClusterConfig.dataNode(base, node, baseDir));
+    DataNode dataNode = DataNode.createDataNode(new String[0], new Configuration(conf));
+    if (dataNode == null) {
+      throw new IOException("DataNode on " + node.host() + " did not start (see the log)");
+    }
+    dataNodes.add(dataNode);
+    return dataNode;
+  }
+
+  /**
+   * Starts a stopped DataNode again with its storage (the control channel's
+   * {@code start-datanode}); returns once it is registered and has sent its block report.
+   */
+  public String restartDataNode(ClusterLayout.Node node) throws IOException, InterruptedException {
+    DataNode dataNode = startDataNode(node);
+    await("DataNode " + node.host() + " registered", () -> dataNode.isDatanodeFullyStarted(true));
+    return "DataNode " + node.host() + " running";
+  }
+
+  /**
+   * Stops the DataNode of a worker as a crash looks to the rest of HDFS: its transfers and its
+   * heartbeats end; the NameNode declares it dead only when its heartbeats expire.
+   */
+  public String stopDataNode(ClusterLayout.Node node) {
+    DataNode dataNode = dataNodeOn(node.host());
+    if (dataNode == null) {
+      throw new IllegalArgumentException("no DataNode running on " + node.host());
+    }
+    dataNodes.remove(dataNode);
+    dataNode.shutdown();
+    return "DataNode " + node.host() + " stopped";
+  }
+
+  /** The running DataNode on a worker's address, or null. */
+  public DataNode dataNodeOn(String host) {
+    for (DataNode dataNode : dataNodes) {
+      if (host.equals(dataNode.getXferAddress().getAddress().getHostAddress())) {
+        return dataNode;
+      }
+    }
+    return null;
   }
 
   /** NodeManagers the ResourceManager sees as RUNNING. */

@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -21,7 +22,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Command-line entry of the embedded cluster, run by {@code python -m corral_yarn.minicluster
  * start}. Starts the cluster, writes the cluster description JSON (docs/minicluster.md) once every
- * daemon is healthy, and runs until SIGTERM/SIGINT, which stops every daemon.
+ * daemon is healthy, and runs until SIGTERM/SIGINT, which stops every daemon. While it runs, its
+ * {@link ControlServer} takes commands (stop and start a worker's daemons) on 127.0.0.1.
  *
  * <pre>
  * MiniClusterMain --racks K --nodes-per-rack M --base-dir DIR --out FILE
@@ -49,8 +51,12 @@ public final class MiniClusterMain {
     EmbeddedCluster cluster = new EmbeddedCluster(layout, baseDir, classpath,
         EmbeddedCluster.Options.full());
     CountDownLatch stopped = new CountDownLatch(1);
+    AtomicReference<ControlServer> control = new AtomicReference<>();
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       LOG.info("Stopping the embedded cluster");
+      if (control.get() != null) {
+        control.get().close();
+      }
       cluster.close();
       stopped.countDown();
     }, "corral-minicluster-shutdown"));
@@ -71,8 +77,9 @@ public final class MiniClusterMain {
       System.exit(1);
     }
     long startupMs = (System.nanoTime() - begin) / 1_000_000L;
+    control.set(ControlServer.start(ControlServer.clusterCommands(cluster)));
     writeDescription(cluster, out, baseDir, flags.get("--examples-jar"), startupMs,
-        flags.get("--app-classpath"));
+        flags.get("--app-classpath"), control.get().address());
     LOG.info("Cluster description written to {} (start-up {} ms)", out, startupMs);
     stopped.await();
   }
@@ -97,7 +104,8 @@ public final class MiniClusterMain {
   }
 
   private static void writeDescription(EmbeddedCluster cluster, Path out, Path baseDir,
-      String examplesJar, long startupMs, String classpath) throws IOException {
+      String examplesJar, long startupMs, String classpath, String controlAddress)
+      throws IOException {
     Configuration conf = cluster.clientConf();
     Map<String, Object> d = new LinkedHashMap<>();
     d.put("schema_version", SCHEMA_VERSION);
@@ -113,6 +121,7 @@ public final class MiniClusterMain {
     d.put("client_classpath", cluster.confDir() + ":" + classpath);
     d.put("base_dir", baseDir.toString());
     d.put("startup_ms", startupMs);
+    d.put("control", Map.of("address", controlAddress));
     Files.createDirectories(out.getParent());
     Path tmp = out.resolveSibling(out.getFileName() + ".tmp");
     new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(tmp.toFile(), d);
@@ -128,7 +137,7 @@ public final class MiniClusterMain {
       for (int i = 0; i < cluster.nodeManagerHosts().size(); i++) {
         ClusterLayout.Node node = cluster.nodeManagerHosts().get(i);
         if (node.rack().equals(rack)) {
-          nodes.add(node(node, cluster.nodeManagers().get(i), dataNodeOn(cluster, node.host())));
+          nodes.add(node(node, cluster.nodeManagers().get(i), cluster.dataNodeOn(node.host())));
         }
       }
       Map<String, Object> entry = new LinkedHashMap<>();
@@ -148,14 +157,5 @@ public final class MiniClusterMain {
         + nodeManager.getNMContext().getHttpPort());
     n.put("nodemanager_id", nodeManager.getNMContext().getNodeId().toString());
     return n;
-  }
-
-  private static DataNode dataNodeOn(EmbeddedCluster cluster, String host) {
-    for (DataNode dataNode : cluster.dataNodes()) {
-      if (host.equals(dataNode.getXferAddress().getAddress().getHostAddress())) {
-        return dataNode;
-      }
-    }
-    throw new IllegalStateException("no DataNode on " + host);
   }
 }
