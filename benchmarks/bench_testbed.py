@@ -8,6 +8,12 @@ and prints one JSON line. Ratios are Corral / Yarn-CS, medians over seeds.
 
     .venv/bin/python benchmarks/bench_testbed.py --quick     # 1 seed, a smaller workload: ~25 min
     .venv/bin/python benchmarks/bench_testbed.py             # 3 seeds
+    .venv/bin/python benchmarks/bench_testbed.py --quick --ablation --seeds 3   # each planner change alone
+
+``--ablation`` (docs/planner.md "Ablation on the testbed") runs, on the same jobs and seeds, Yarn-CS and Corral
+planned as the thesis does (paper MRCute, whole racks, thesis order), then with one change added at a time:
+MRCute+ (fitted first on runs of a training seed outside the measured ones), slot-aware sharing, the
+shortest-work online order.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import argparse
 import json
 import logging
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -24,15 +31,18 @@ from pathlib import Path
 from typing import Any
 
 from corral_yarn.cluster.connect import Cluster
-from corral_yarn.contracts import ClusterSpec, Workload
+from corral_yarn.contracts import ClusterSpec, LatencyModel, Workload
 from corral_yarn.report import charts, html
 from corral_yarn.sim.experiments import run_all
 from corral_yarn.sim.run import RunSpec
 from corral_yarn.testbed import control, cpu, experiment
+from corral_yarn.testbed.experiment import PlanChoice
 from corral_yarn.testbed.shaping import Network
 
 SCENARIOS = ("batch", "online")
-NAMESPACE = "corral-bench"  # not the default testbed's, so a user's testbed is left alone
+# Corral as the thesis plans (§3.1.2 MRCute, whole racks §4.3, thesis order), then one change added at a time.
+ABLATION = ("corral-thesis", "+mrcute+", "+sharing", "+online-order")
+TRAINING_SEED = 1000  # the ablation's MRCute+ is fitted on runs of this seed, never one it is measured on
 LOG = logging.getLogger("bench_testbed")
 
 
@@ -51,7 +61,14 @@ def main() -> None:
                         help="schedulers to run (default yarn-cs corral; also localshuffle, shufflewatcher); yarn-cs is always run")
     parser.add_argument("--home", type=Path, default=Path(".corral/bench-testbed"), help="testbed state (default .corral/bench-testbed)")
     parser.add_argument("--report", type=Path, default=Path("out/bench_testbed"), help="HTML report directory (default out/bench_testbed)")
+    parser.add_argument("--namespace", default=None, help="network namespace and CPU group name (default: corral-bench- and a digest of --home)")
+    parser.add_argument("--ablation", action="store_true",
+                        help="Yarn-CS, Corral as in the thesis, then + MRCute+, + slot sharing, + the new online order (no control, no report)")
+    parser.add_argument("--model-spec", type=Path, default=None, metavar="FILE",
+                        help="--ablation: take MRCute+ from this cluster spec instead of fitting it on a training seed's runs")
+    parser.add_argument("--runs-out", type=Path, default=None, metavar="FILE", help="--ablation: write every run's figures and jobs (JSON) here")
     args = parser.parse_args()
+    args.namespace = args.namespace or control.namespace_for(args.home, "corral-bench")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     for noisy in ("hdfs", "corral_yarn.cluster", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
@@ -60,18 +77,21 @@ def main() -> None:
     started = time.perf_counter()
     main_net = Network(node_mbit_s=args.node_mbit, oversubscription=args.oversubscription)
     args.node_cpus = cpu.even_share(main_net.racks * main_net.nodes_per_rack) if args.node_cpus is None else args.node_cpus or None
-    state = control.up(main_net, args.home, NAMESPACE, node_cpus=args.node_cpus)
+    if args.ablation:
+        print(json.dumps(_ablation(main_net, seeds, args, started)))
+        return
+    state = control.up(main_net, args.home, args.namespace, node_cpus=args.node_cpus)
     try:
         description = json.loads(Path(state["cluster_json"]).read_text())
         runs = {"main": _all_runs(main_net, main_net, state, description, seeds, args)}
         model_fit = _model_fit(description, main_net, args)
-        throttled = cpu.throttled(NAMESPACE)
+        throttled = cpu.throttled(args.namespace)
         if not args.no_control:
             control_net = Network(node_mbit_s=args.node_mbit, oversubscription=1.0)
             # The same plans on a non-blocking core (MRCute at O = 1 gives in-rack traffic no bandwidth, §3.1.2).
             runs["control_o1"] = _all_runs(control_net, main_net, state, description, seeds, args)
     finally:
-        control.down(args.home, NAMESPACE)
+        control.down(args.home, args.namespace)
     calibration = _calibration(description, main_net, seeds, args.quick, runs["main"], args.node_cpus,
                                args.home / "testbed-cluster-fitted.json")
     result = _summary(runs, state["shaping"], calibration, seeds, args, time.perf_counter() - started)
@@ -83,26 +103,97 @@ def main() -> None:
 
 def _all_runs(net: Network, plan_net: Network, state: dict[str, Any], description: dict[str, Any], seeds: list[int],
               args: argparse.Namespace) -> list[dict[str, Any]]:
-    namespace = state["namespace"]
-    control.reshape(net, namespace)
-    results = []
-    for seed in seeds:
-        for scenario in SCENARIOS:
-            jobs = experiment.workload(seed, scenario, quick=args.quick)
-            with tempfile.TemporaryDirectory() as tmp:
-                inputs = {j.name: experiment.write_input(j, Path(tmp), seed) for j in jobs}
-                order = args.schedulers if seed % 2 == 0 else list(reversed(args.schedulers))
-                for scheduler in order:
-                    tag = f"bench-o{net.oversubscription:g}-s{seed}-{scenario}-{scheduler}-{int(time.time())}"
-                    LOG.info("O=%g seed %d %s %s ...", net.oversubscription, seed, scenario, scheduler)
-                    figures = control.in_namespace(namespace, lambda: experiment.run(  # noqa: B023
-                        Cluster.from_description(description, progress=False), description, net, namespace, jobs,
-                        scheduler, scenario, inputs, tag, args.output_replication, plan_net, args.node_cpus))
-                    figures.update(seed=seed, oversubscription=net.oversubscription)
-                    LOG.info("  makespan %.1f s, median JCT %.1f s, cross-rack %.1f MB", figures["makespan_s"],
-                             figures["median_jct_s"], figures["cross_rack_bytes"] / 1e6)
-                    results.append(figures)
+    control.reshape(net, state["namespace"])
+    variants = [(s, s, PlanChoice()) for s in args.schedulers]
+    return [r for seed in seeds for scenario in SCENARIOS
+            for r in _seed_runs(net, plan_net, state, description, seed, scenario, variants, args)]
+
+
+Variant = tuple[str, str, PlanChoice]  # (name, scheduler, how Corral plans)
+
+
+def _seed_runs(net: Network, plan_net: Network, state: dict[str, Any], description: dict[str, Any], seed: int, scenario: str,
+               variants: list[Variant], args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Every variant on one seed's workload of ``scenario``, in alternating order over seeds."""
+    namespace, results = state["namespace"], []
+    jobs = experiment.workload(seed, scenario, quick=args.quick)
+    with tempfile.TemporaryDirectory() as tmp:
+        inputs = {j.name: experiment.write_input(j, Path(tmp), seed) for j in jobs}
+        for name, scheduler, choice in variants if seed % 2 == 0 else list(reversed(variants)):
+            tag = f"bench-o{net.oversubscription:g}-s{seed}-{scenario}-{name.strip('+')}-{int(time.time())}"
+            LOG.info("O=%g seed %d %s %s ...", net.oversubscription, seed, scenario, name)
+            figures = control.in_namespace(namespace, lambda: experiment.run(  # noqa: B023
+                Cluster.from_description(description, progress=False), description, net, namespace, jobs,
+                scheduler, scenario, inputs, tag, args.output_replication, plan_net, args.node_cpus, choice))  # noqa: B023
+            figures.update(seed=seed, oversubscription=net.oversubscription, variant=name)
+            LOG.info("  makespan %.1f s, median JCT %.1f s, mean JCT %.1f s, cross-rack %.1f MB", figures["makespan_s"],
+                     figures["median_jct_s"], figures["mean_jct_s"], figures["cross_rack_bytes"] / 1e6)
+            results.append(figures)
     return results
+
+
+def _ablation_variants(model: LatencyModel, scenario: str) -> list[Variant]:
+    """Yarn-CS, then Corral with one change added at a time; the online order changes nothing in batch."""
+    steps = [("corral-thesis", PlanChoice("paper", "whole-rack", "thesis")), ("+mrcute+", PlanChoice(model, "whole-rack", "thesis")),
+             ("+sharing", PlanChoice(model, "slots", "thesis")), ("+online-order", PlanChoice(model, "slots", "shortest-work"))]
+    return [("yarn-cs", "yarn-cs", PlanChoice()), *[(n, "corral", c) for n, c in steps if scenario == "online" or n != "+online-order"]]
+
+
+def _ablation(net: Network, seeds: list[int], args: argparse.Namespace, started: float) -> dict[str, Any]:
+    """One testbed, every variant side by side on each seed; ratios to Yarn-CS seed by seed, medians over seeds."""
+    state = control.up(net, args.home, args.namespace, node_cpus=args.node_cpus)
+    try:
+        description = json.loads(Path(state["cluster_json"]).read_text())
+        control.reshape(net, args.namespace)
+        model, fit = _ablation_model(net, state, description, args)
+        runs = [r for seed in seeds for scenario in SCENARIOS
+                for r in _seed_runs(net, net, state, description, seed, scenario, _ablation_variants(model, scenario), args)]
+    finally:
+        control.down(args.home, args.namespace)
+    table = {}
+    for name in ABLATION:
+        batch_name = "+sharing" if name == "+online-order" else name  # the same plan in batch
+        table[name] = {"batch_makespan": _variant_ratio(runs, batch_name, "batch", "makespan_s"),
+                       "online_median_jct": _variant_ratio(runs, name, "online", "median_jct_s"),
+                       "online_mean_jct": _variant_ratio(runs, name, "online", "mean_jct_s"),
+                       "batch_cross_rack_bytes": _variant_ratio(runs, batch_name, "batch", "cross_rack_bytes"),
+                       "online_cross_rack_bytes": _variant_ratio(runs, name, "online", "cross_rack_bytes")}
+    absolute = {v: {sc: {k: round(statistics.median(r[k] for r in runs if r["variant"] == v and r["scenario"] == sc), 2)
+                         for k in ("makespan_s", "median_jct_s", "mean_jct_s", "cross_rack_bytes")}
+                    for sc in SCENARIOS if any(r["variant"] == v and r["scenario"] == sc for r in runs)}
+                for v in ("yarn-cs", *ABLATION)}
+    if args.runs_out:
+        args.runs_out.write_text(json.dumps({"runs": runs}))
+    return {"benchmark": "testbed-ablation", "quick": args.quick, "seeds": seeds, "training_seed": None if args.model_spec else TRAINING_SEED,
+            "oversubscription": args.oversubscription, "node_mbit_s": args.node_mbit, "node_cpus": args.node_cpus,
+            "ratios_vs_yarn_cs": table, "absolute": absolute, "model_fit": fit, "shaping": state["shaping"],
+            "goal": {"batch_makespan": "<= 0.85", "online_median_jct": "<= 0.65"},
+            "wall_s": round(time.perf_counter() - started, 1), "load_average_1min_at_end": round(os.getloadavg()[0], 2)}
+
+
+def _variant_ratio(runs: list[dict[str, Any]], variant: str, scenario: str, key: str) -> float:
+    """Median over seeds of the variant / Yarn-CS, seed by seed."""
+    def pick(name: str) -> list[float]:
+        return [r[key] for r in sorted(runs, key=lambda r: r["seed"]) if r["variant"] == name and r["scenario"] == scenario]
+    return round(statistics.median(v / y for v, y in zip(pick(variant), pick("yarn-cs"))), 3)
+
+
+def _ablation_model(net: Network, state: dict[str, Any], description: dict[str, Any],
+                    args: argparse.Namespace) -> tuple[LatencyModel, dict[str, Any]]:
+    """MRCute+ from --model-spec, or fitted on the training seed's Yarn-CS and thesis-Corral batch runs."""
+    if args.model_spec:
+        model = ClusterSpec.model_validate_json(args.model_spec.read_text()).model
+        return model, {"from": str(args.model_spec)}
+    variants = _ablation_variants("paper", "batch")[:2]
+    LOG.info("fitting MRCute+ on seed %d's batch runs (%s)", TRAINING_SEED, ", ".join(v[0] for v in variants))
+    _seed_runs(net, net, state, description, TRAINING_SEED, "batch", variants, args)
+    shutil.rmtree(args.home / "history", ignore_errors=True)
+    fit = _model_fit(description, net, args)
+    if "error" in fit:
+        raise SystemExit(f"bench_testbed: fitting MRCute+ failed: {fit['error']}")
+    model = ClusterSpec.model_validate_json((args.home / "testbed-cluster-fitted.json").read_text()).model
+    LOG.info("MRCute+: %s", fit)
+    return model, fit
 
 
 def _model_fit(description: dict[str, Any], net: Network, args: argparse.Namespace) -> dict[str, Any]:
@@ -111,10 +202,10 @@ def _model_fit(description: dict[str, Any], net: Network, args: argparse.Namespa
     (args.home / "testbed-cluster-fitted.json").unlink(missing_ok=True)  # never calibrate with an earlier run's fit
     spec_path.write_text(experiment.cluster_spec(description, net).model_dump_json(indent=2))
     cli = [sys.executable, "-m", "corral_yarn.cli"]
-    control.run([*cli, "history", "ingest", "--jobhistory", description["jobhistory"], "--store", str(store)], NAMESPACE)
+    control.run([*cli, "history", "ingest", "--jobhistory", description["jobhistory"], "--store", str(store)], args.namespace)
     fitted = control.run([*cli, "model", "fit", "--store", str(store), "--cluster", str(spec_path), "--out",
                           str(args.home / "testbed-cluster-fitted.json"), "--replication", str(args.output_replication), "--json"],
-                         NAMESPACE, check=False)
+                         args.namespace, check=False)
     if fitted.returncode != 0:
         return {"error": fitted.stderr.strip()}
     doc = json.loads(fitted.stdout)

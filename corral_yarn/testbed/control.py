@@ -8,6 +8,7 @@ loopback is its own, so the cluster's addresses exist only there and no traffic 
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import json
 import logging
 import os
@@ -67,6 +68,12 @@ def run(command: list[str], namespace: str | None = None, check: bool = True, **
 
 def namespace_exists(namespace: str = NAMESPACE) -> bool:
     return namespace in run(["ip", "netns", "list"]).stdout.split()
+
+
+def namespace_for(home: Path, prefix: str) -> str:
+    """A namespace (and CPU group) name of the testbed whose state is in ``home``: ``prefix`` and a digest of
+    the resolved path, so testbeds with different homes never share, or remove, each other's namespace."""
+    return f"{prefix}-{hashlib.sha1(str(home.resolve()).encode()).hexdigest()[:8]}"
 
 
 def up(net: Network, home: Path = DEFAULT_HOME, namespace: str = NAMESPACE, timeout_s: float = 300.0,

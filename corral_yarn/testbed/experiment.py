@@ -32,7 +32,7 @@ from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.history import job_id_of
 from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.cluster.rm import NodeReport
-from corral_yarn.contracts import ClusterSpec, JobSpec, Rack, StageSpec, Workload
+from corral_yarn.contracts import ClusterSpec, JobSpec, LatencyModel, Order, Rack, Sharing, StageSpec, Workload
 from corral_yarn.planner.build import build_plan
 from corral_yarn.testbed.control import reshape
 from corral_yarn.testbed.monitor import UplinkMonitor
@@ -144,6 +144,17 @@ def unshaped(net: Network) -> Network:
     return Network(net.racks, net.nodes_per_rack, node_mbit_s=10_000.0, oversubscription=1.0)
 
 
+@dataclass(frozen=True)
+class PlanChoice:
+    """How Corral plans (docs/planner.md "Ablation on the testbed"): the latency model (``paper``: the thesis's
+    MRCute, §3.1.2; or a fitted MRCute+), whole racks or slot-aware sharing, the prioritization order (None:
+    the scenario's default)."""
+
+    model: LatencyModel = "paper"
+    sharing: Sharing = "whole-rack"
+    order: Order | None = None
+
+
 @dataclass
 class Placement:
     """Where and when one job goes: its racks (empty: anywhere), priority and submit time."""
@@ -156,18 +167,20 @@ class Placement:
 
 
 def placements(jobs: list[TestbedJob], scheduler: Scheduler, scenario: str, spec: ClusterSpec,
-               node_cpus: float | None = None) -> tuple[dict[str, Placement], dict[str, Any]]:
-    """Each job's placement under ``scheduler``, and the plan's figures (Corral)."""
+               node_cpus: float | None = None, choice: PlanChoice = PlanChoice()) -> tuple[dict[str, Placement], dict[str, Any]]:
+    """Each job's placement under ``scheduler``, and the plan's figures (Corral, planned as ``choice`` says)."""
     result = {j.name: Placement(submit_s=j.arrival_s) for j in jobs}
     recurring = [j for j in jobs if j.recurring]
     if scheduler in ("yarn-cs", "shufflewatcher") or not recurring:
         return result, {}
-    plan = build_plan(Workload(jobs=[job_spec(j, node_cpus) for j in recurring]), spec, scenario)  # type: ignore[arg-type]
+    plan = build_plan(Workload(jobs=[job_spec(j, node_cpus) for j in recurring]), spec.model_copy(update={"model": choice.model}),
+                      scenario, order=choice.order, sharing=choice.sharing)  # type: ignore[arg-type]
     for planned in plan.jobs:
         result[planned.name] = Placement(
             racks=tuple(planned.racks), priority=planned.priority, place_input=scheduler == "corral",
             submit_s=result[planned.name].submit_s, planned_finish_s=planned.planned_finish_s)
-    return result, {"objective_s": plan.objective_s, "lower_bound_s": plan.lower_bound_s}
+    return result, {"objective_s": plan.objective_s, "lower_bound_s": plan.lower_bound_s, "order": plan.options.order,
+                    "sharing": plan.options.sharing, "model": "paper" if plan.model == "paper" else plan.model.name}
 
 
 def shufflewatcher_racks(job: TestbedJob, nodes: list[NodeReport], map_slots: int) -> tuple[str, ...]:
@@ -214,12 +227,12 @@ class JobResult:
 
 def run(cluster: Cluster, description: dict[str, Any], net: Network, namespace: str, jobs: list[TestbedJob],
         scheduler: Scheduler, scenario: str, inputs: dict[str, Path], tag: str, output_replication: int = 1,
-        plan_net: Network | None = None, node_cpus: float | None = None) -> dict[str, Any]:
+        plan_net: Network | None = None, node_cpus: float | None = None, choice: PlanChoice = PlanChoice()) -> dict[str, Any]:
     """One scheduler x scenario on the testbed (call inside its namespace); returns its figures.
 
-    Corral plans for ``plan_net`` (default: the network the run is on) and nodes of ``node_cpus`` cores."""
+    Corral plans for ``plan_net`` (default: the network the run is on) and nodes of ``node_cpus`` cores, as ``choice`` says."""
     spec = cluster_spec(description, plan_net or net)
-    chosen, plan_figures = placements(jobs, scheduler, scenario, spec, node_cpus)
+    chosen, plan_figures = placements(jobs, scheduler, scenario, spec, node_cpus, choice)
     root = f"/testbed/{tag}"
     cluster.hdfs.delete(root, recursive=True)
     # Inputs are uploaded long before their jobs run (§4.1): the upload is not part of the measured run.
