@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from corral_yarn.cluster.rm import NodeReport
+from corral_yarn.contracts import MRCutePlus
 from corral_yarn.testbed import experiment
 from corral_yarn.testbed.shaping import Network
 
@@ -79,3 +80,17 @@ def test_shufflewatcher_confines_a_job_to_the_freest_racks_that_hold_its_maps_in
     assert experiment.shufflewatcher_racks(small, nodes, map_slots=4) == ("/rack-b",)
     wide = experiment.TestbedJob("w", "sort", 40 * 2**20, 4 * 2**20, 2, 0.0)  # 10 maps: 8 slots in rack b, 4 in c
     assert experiment.shufflewatcher_racks(wide, nodes, map_slots=4) == ("/rack-b", "/rack-c")
+
+
+def test_corral_plans_with_the_model_sharing_and_order_it_is_given() -> None:
+    """The ablation's variants (docs/planner.md): each PlanChoice reaches the planner, and the plan says so."""
+    jobs = experiment.workload(0, "online", quick=True)
+    spec = experiment.cluster_spec(DESCRIPTION, NET)
+    _, thesis = experiment.placements(jobs, "corral", "online", spec, choice=experiment.PlanChoice("paper", "whole-rack", "thesis"))
+    assert (thesis["model"], thesis["sharing"], thesis["order"]) == ("paper", "whole-rack", "thesis")
+    plus = MRCutePlus(replication=1, scale=1.3, job_startup_s=12.0)
+    _, fitted = experiment.placements(jobs, "corral", "online", spec, choice=experiment.PlanChoice(plus, "slots", "shortest-work"))
+    assert (fitted["model"], fitted["sharing"], fitted["order"]) == ("mrcute+", "slots", "shortest-work")
+    assert fitted["objective_s"] > thesis["objective_s"], "a per-job start-up cost lengthens every job's predicted latency"
+    _, default = experiment.placements(jobs, "corral", "online", spec)
+    assert (default["model"], default["sharing"], default["order"]) == ("paper", "whole-rack", "shortest-work")
