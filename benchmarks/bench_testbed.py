@@ -50,6 +50,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1 seed and a smaller workload (~25 min)")
     parser.add_argument("--seeds", type=int, default=None, help="seeds (default 3, or 1 with --quick)")
+    parser.add_argument("--first-seed", type=int, default=0, help="the first seed (default 0); seeds are consecutive")
     parser.add_argument("--node-mbit", type=float, default=8.0, help="NIC rate of a node, Mbit/s (default 8; see docs/testbed.md)")
     parser.add_argument("--oversubscription", type=float, default=5.0, help="O of the main runs (default 5)")
     parser.add_argument("--node-cpus", type=float, default=None, metavar="CORES",
@@ -72,7 +73,7 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     for noisy in ("hdfs", "corral_yarn.cluster", "urllib3"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    seeds = list(range(args.seeds if args.seeds is not None else (1 if args.quick else 3)))
+    seeds = list(range(args.first_seed, args.first_seed + (args.seeds if args.seeds is not None else (1 if args.quick else 3))))
     args.schedulers = ["yarn-cs", *dict.fromkeys(s for s in args.schedulers if s != "yarn-cs")]
     started = time.perf_counter()
     main_net = Network(node_mbit_s=args.node_mbit, oversubscription=args.oversubscription)
@@ -183,7 +184,7 @@ def _ablation_model(net: Network, state: dict[str, Any], description: dict[str, 
     """MRCute+ from --model-spec, or fitted on the training seed's Yarn-CS and thesis-Corral batch runs."""
     if args.model_spec:
         model = ClusterSpec.model_validate_json(args.model_spec.read_text()).model
-        return model, {"from": str(args.model_spec)}
+        return model, {"from": str(args.model_spec), "model": model if model == "paper" else model.model_dump(mode="json")}
     variants = _ablation_variants("paper", "batch")[:2]
     LOG.info("fitting MRCute+ on seed %d's batch runs (%s)", TRAINING_SEED, ", ".join(v[0] for v in variants))
     _seed_runs(net, net, state, description, TRAINING_SEED, "batch", variants, args)
