@@ -13,22 +13,55 @@ Three runs of the same jobs on the same simulated heterogeneous cluster (corral_
 Batch (makespan) and online (mean and median job completion time) scenarios.
 
 Usage: nice -n 10 .venv/bin/python benchmarks/bench_hetero.py [--jobs N] [--racks-per-class N] [--seed N]
+
+``--testbed`` (root): the same comparison on real Hadoop, on the shaped testbed with racks of two node
+classes that really differ (``--rack-cpus``: each rack's nodes held to their cores by CFS quotas). A
+history run first (the workload of another seed under stock YARN, so each job's tasks land on both
+classes) is ingested from JobHistory into a history store; the estimator sizes the jobs and learns
+their per-class speedups from it (``corral estimate --new-jobs --cluster``'s path: fit_job, then
+estimator/classes.py with the Paragon classifier filling unseen classes); then per seed the jobs are
+planned with node classes (hetero) and as identical machines at their mean rates, and both plans run
+for real, side by side, in alternating order. One JSON line; docs/paragon.md and docs/testbed.md.
+
+    sudo nice -n 5 flock /work/notes/testbed.lock .venv/bin/python benchmarks/bench_hetero.py --testbed --seeds 2
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import logging
+import os
+import random
+import shutil
+import statistics
 import sys
+import tempfile
 import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from corral_yarn.cluster.connect import Cluster
 from corral_yarn.contracts import ClusterSpec, JobSpec, Workload
 from corral_yarn.model.classes import identical_machines
 from corral_yarn.planner.build import build_plan
 from corral_yarn.sim.run import RunSpec, simulate
+from corral_yarn.testbed import control, cpu, experiment
+from corral_yarn.testbed.experiment import MB, TestbedJob
+from corral_yarn.testbed.shaping import Network
 from corral_yarn.workloads import example_cluster, w1_like
+from estimator.classes import with_class_speedups
+from estimator.estimate import EstimateOptions, estimate
+from estimator.newjobs import NewJob
+from estimator.records import JobRun
+from estimator.store import HistoryStore
+
+LOG = logging.getLogger("bench_hetero")
+HISTORY_SEED = 1000  # the history run's workload: the same recurring jobs, other sizes and data
 
 
 def _args() -> argparse.Namespace:
@@ -40,6 +73,13 @@ def _args() -> argparse.Namespace:
     p.add_argument("--new-disk", type=float, default=3e8, help="B_D of the new racks, bytes/s (old racks: the cluster's 1e8)")
     p.add_argument("--span", type=float, default=600.0, help="online arrivals spread over this many seconds")
     p.add_argument("--seed", type=int, default=0)
+    t = p.add_argument_group("--testbed: real Hadoop on the shaped testbed (root)")
+    t.add_argument("--testbed", action="store_true", help="run on the testbed instead of the simulator")
+    t.add_argument("--seeds", type=int, default=1, help="workload seeds, each run under both plans (default 1)")
+    t.add_argument("--rack-cpus", default="a=0.6,b=0.2,c=0.2", help="cores per node of each rack (default a=0.6,b=0.2,c=0.2)")
+    t.add_argument("--node-mbit", type=float, default=40.0, help="NIC rate of a node, Mbit/s (default 40)")
+    t.add_argument("--oversubscription", type=float, default=5.0, help="core oversubscription O (default 5)")
+    t.add_argument("--home", type=Path, default=Path(".corral/bench-hetero"), help="testbed state (default .corral/bench-hetero)")
     return p.parse_args()
 
 
@@ -89,6 +129,9 @@ def run(args: argparse.Namespace, scenario: str) -> dict[str, object]:
 
 def main() -> int:
     args = _args()
+    if args.testbed:
+        print(json.dumps(testbed(args)))
+        return 0
     figures = {"benchmark": "bench_hetero", "jobs": args.jobs, "racks": {"new": args.racks_per_class, "old": args.racks_per_class},
                "machines_per_rack": args.machines_per_rack, "cpu_speedup": args.cpu_speedup, "new_disk": args.new_disk, "seed": args.seed}
     for scenario in ("batch", "online"):
@@ -96,6 +139,104 @@ def main() -> int:
     json.dump(figures, sys.stdout)
     sys.stdout.write("\n")
     return 0
+
+
+def demo_jobs(seed: int) -> list[TestbedJob]:
+    """Batch: two shuffle-heavy sorts and four map-heavy wordcounts / greps, small blocks so that every
+    job has several tasks (and the history run sees most jobs on both classes)."""
+    rng = random.Random(seed)
+    jobs = [TestbedJob(f"sort-{i}", "sort", int(rng.uniform(10, 14) * MB), 2 * MB, 2, 0.0) for i in range(2)]
+    jobs += [TestbedJob(f"{'wordcount' if i % 2 == 0 else 'grep'}-{i}", "wordcount" if i % 2 == 0 else "grep",
+                        int(rng.uniform(3, 5) * MB), MB, 1, 0.0) for i in range(4)]
+    return jobs
+
+
+def _run(state: dict[str, Any], description: dict[str, Any], net: Network, jobs: list[TestbedJob], scheduler: str, seed: int,
+         label: str, plan: Any = None) -> dict[str, Any]:
+    namespace = state["namespace"]
+    with tempfile.TemporaryDirectory() as tmp:
+        inputs = {j.name: experiment.write_input(j, Path(tmp), seed) for j in jobs}
+        LOG.info("seed %d: %s ...", seed, label)
+        figures: dict[str, Any] = control.in_namespace(namespace, lambda: experiment.run(
+            Cluster.from_description(description, progress=False), description, net, namespace, jobs,
+            scheduler, "batch", inputs, f"hetero-{label}-s{seed}-{int(time.time())}", plan=plan))  # type: ignore[arg-type]
+    LOG.info("  %s: makespan %.1f s, mean JCT %.1f s", label, figures["makespan_s"], figures["mean_jct_s"])
+    return figures
+
+
+def _history(state: dict[str, Any], description: dict[str, Any], home: Path) -> list[JobRun]:
+    """The testbed's JobHistory (the history run) into a fresh history store, as 'corral history ingest' does."""
+    store = home / "history"
+    shutil.rmtree(store, ignore_errors=True)
+    control.run([sys.executable, "-m", "corral_yarn.cli", "history", "ingest", "--jobhistory", description["jobhistory"],
+                 "--store", str(store)], state["namespace"])
+    return HistoryStore(store).runs()
+
+
+def _estimated(jobs: list[TestbedJob], runs: list[JobRun], spec: ClusterSpec) -> tuple[Workload, dict[str, Any]]:
+    """'corral estimate --new-jobs --cluster': each job's input as it is, its selectivities, task rates and
+    per-class speedups from its history (filled by classification where it never ran on a class)."""
+    at = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=1)
+    declared = [NewJob(recurring_key=j.name, arrival=at, input_bytes=j.input_bytes, map_tasks=j.maps) for j in jobs]
+    result = estimate(runs, EstimateOptions(at=at, horizon=timedelta(hours=1), adhoc=False), declared)
+    named = Workload(jobs=[j.model_copy(update={"name": j.recurring_key}) for j in result.workload.jobs])
+    workload, classes = with_class_speedups(named, runs, spec)
+    return workload, {"speedups": {k: {c: round(v, 3) for c, v in s.items()} for k, s in classes.speedups.items()},
+                      "filled_by_classification": classes.filled, "defaults_used": dict(result.defaults_used)}
+
+
+def testbed(args: argparse.Namespace) -> dict[str, Any]:
+    """History run, learning, then per seed the hetero and the identical-machines plan run for real."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    for noisy in ("hdfs", "corral_yarn.cluster", "urllib3", "corral_yarn.planner", "estimator"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    started = time.perf_counter()
+    net = Network(node_mbit_s=args.node_mbit, oversubscription=args.oversubscription)
+    rack_cpus = cpu.parse_rack_cpus(args.rack_cpus, net.racks)
+    home = args.home.resolve()
+    namespace = f"corral-hetero-{hashlib.sha1(str(home).encode()).hexdigest()[:8]}"  # its own, from --home
+    state = control.up(net, home, namespace, rack_cpus=rack_cpus)
+    try:
+        description = json.loads(Path(state["cluster_json"]).read_text())
+        spec = experiment.cluster_spec(description, net, rack_cpus)
+        history = _run(state, description, net, demo_jobs(HISTORY_SEED), "yarn-cs", HISTORY_SEED, "history")
+        runs = _history(state, description, home)
+        runs_by_seed = []
+        for seed in range(args.seeds):
+            jobs = demo_jobs(seed)
+            workload, learned = _estimated(jobs, runs, spec)
+            plans = {"hetero": build_plan(workload, spec, "batch", with_bound=False),
+                     "identical": build_plan(*identical(workload, spec), "batch", with_bound=False)}
+            order = ["hetero", "identical"] if seed % 2 == 0 else ["identical", "hetero"]
+            figures = {label: _run(state, description, net, jobs, "corral", seed, label, plans[label]) for label in order}
+            runs_by_seed.append({"seed": seed, "learned": learned, **{label: _seed_figures(figures[label], plans[label]) for label in plans}})
+        throttled = cpu.throttled(namespace)
+    finally:
+        control.down(home, namespace)
+    return _testbed_summary(args, rack_cpus, spec, state, history, runs_by_seed, throttled, time.perf_counter() - started)
+
+
+def _seed_figures(figures: dict[str, Any], plan: Any) -> dict[str, Any]:
+    return {"makespan_s": figures["makespan_s"], "mean_jct_s": figures["mean_jct_s"], "median_jct_s": figures["median_jct_s"],
+            "planned_objective_s": round(plan.objective_s, 1), "cross_rack_bytes": figures["cross_rack_bytes"],
+            "jobs": {j["name"]: {"racks": j["racks"], "class": next((p.node_class for p in plan.jobs if p.name == j["name"]), None),
+                                 "jct_s": j["jct_s"]} for j in figures["jobs"]}}
+
+
+def _testbed_summary(args: argparse.Namespace, rack_cpus: dict[str, float], spec: ClusterSpec, state: dict[str, Any], history: dict[str, Any],
+                     seeds: list[dict[str, Any]], throttled: dict[str, Any], wall_s: float) -> dict[str, Any]:
+    def ratio(key: str) -> list[float]:
+        return [round(s["hetero"][key] / s["identical"][key], 3) for s in seeds]
+
+    return {"benchmark": "bench_hetero", "testbed": True, "seeds": args.seeds, "rack_cpus": rack_cpus,
+            "node_classes": {c: round(n.speedup, 3) for c, n in (spec.node_classes or {}).items()},
+            "node_mbit_s": args.node_mbit, "oversubscription": args.oversubscription,
+            "makespan_ratio_hetero_over_identical": ratio("makespan_s"), "mean_jct_ratio_hetero_over_identical": ratio("mean_jct_s"),
+            "median_makespan_ratio": statistics.median(ratio("makespan_s")), "median_mean_jct_ratio": statistics.median(ratio("mean_jct_s")),
+            "history_run": {"makespan_s": history["makespan_s"], "mean_jct_s": history["mean_jct_s"]},
+            "per_seed": seeds, "shaping": state["shaping"],
+            "node_cpu_throttled_s": {node: t["throttled_s"] for node, t in throttled.items()},
+            "wall_s": round(wall_s, 1), "load_average_1min_at_end": round(os.getloadavg()[0], 2)}
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from corral_yarn.cli.types import positive_float, positive_int
 from corral_yarn.errors import InputError
 from corral_yarn.io import write_atomic
 from corral_yarn.nomora import latency
-from corral_yarn.testbed import control, cpu
+from corral_yarn.testbed import control, cpu, experiment
 from corral_yarn.testbed.shaping import Network
 
 
@@ -29,6 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--node-cpus", type=float, default=None, metavar="CORES",
                     help="cores each node's containers may use (a CFS quota per node; default: this machine's cores / nodes; "
                          "0: no per-node quota, all nodes share the machine's cores)")
+    up.add_argument("--rack-cpus", metavar="RACK=CORES,...",
+                    help="instead of --node-cpus: the cores of each rack's nodes, every rack named, e.g. a=0.6,b=0.2,c=0.2; racks of "
+                         "equal cores form a node class, and HOME/cluster-spec.json tells the planner the classes (docs/testbed.md)")
     up.add_argument("--timeout", type=positive_float, default=300.0, help="seconds to wait for a healthy cluster (default 300)")
     up.set_defaults(func=_up)
     down = sub.add_parser("down", help="stop the cluster and delete the namespace with its shaping")
@@ -51,13 +54,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _up(args: argparse.Namespace) -> int:
     net = Network(args.racks, args.nodes_per_rack, args.node_mbit, args.oversubscription)
-    node_cpus = cpu.even_share(net.racks * net.nodes_per_rack) if args.node_cpus is None else args.node_cpus or None
-    state = control.up(net, args.home, timeout_s=args.timeout, node_cpus=node_cpus)
+    rack_cpus = None
+    if args.rack_cpus is not None:
+        if args.node_cpus is not None:
+            raise InputError("give --rack-cpus or --node-cpus, not both", field="rack_cpus")
+        rack_cpus = cpu.parse_rack_cpus(args.rack_cpus, net.racks)
+    node_cpus = None if rack_cpus else cpu.even_share(net.racks * net.nodes_per_rack) if args.node_cpus is None else args.node_cpus or None
+    state = control.up(net, args.home, timeout_s=args.timeout, node_cpus=node_cpus, rack_cpus=rack_cpus)
+    description = json.loads(Path(state["cluster_json"]).read_text())
+    spec_path = args.home / "cluster-spec.json"
+    write_atomic(spec_path, experiment.cluster_spec(description, net, rack_cpus).model_dump_json(indent=2) + "\n")
     shaping = state["shaping"]
+    cores = (f"{node_cpus:g} cores" if node_cpus else "shared") if rack_cpus is None else \
+        ", ".join(f"rack {rack} {c:g} cores (class {state['node_classes'][rack]})" for rack, c in rack_cpus.items())
     print(f"testbed up: {net.racks} racks x {net.nodes_per_rack} nodes, node {net.node_mbit_s:g} Mbit/s, O={net.oversubscription:g}, "
           f"uplink {net.uplink_mbit_s:g} Mbit/s configured; measured cross-rack {shaping['measured_cross_rack_mbit_s']:g} Mbit/s, "
           f"in-rack {shaping.get('measured_in_rack_mbit_s', float('nan')):g} Mbit/s; "
-          f"CPU per node: {f'{node_cpus:g} cores' if node_cpus else 'shared'}; cluster: {state['cluster_json']}")
+          f"CPU per node: {cores}; cluster: {state['cluster_json']}; planner's cluster spec: {spec_path}")
     return 0
 
 

@@ -19,7 +19,7 @@ from corral_yarn.nomora.perf import PUBLISHED, fit
 from corral_yarn.planner import fast, hetero, reference
 from corral_yarn.planner.bounds import lower_bound
 from corral_yarn.planner.network import Perf, RackChoice, rack_choice
-from corral_yarn.planner.schedule import DEFAULT_ORDER, Scenario, Schedule, SlotDemand
+from corral_yarn.planner.schedule import DEFAULT_ORDER, Scenario, Schedule, SlotDemand, effective_arrival, objective
 
 log = logging.getLogger(__name__)
 
@@ -133,11 +133,31 @@ def _plan_classes(workload: Workload, cluster: ClusterSpec, scenario: Scenario, 
     flat_latency, flat_penalized = _latency(flat_jobs, flat, alpha)
     flat_slots = slot_demand(flat_jobs, flat) if options.sharing == "slots" else None
     spread = planner(scenario, flat_penalized, arrival, options.order, slots=flat_slots)
+    if flat_slots is None:  # judged as it would run on these racks, as the one-class-per-job plan is
+        flat_latency, flat_penalized, spread = _on_its_racks(workload.jobs, cluster, flat, alpha, spread, arrival, scenario)
     if spread.objective < result.schedule.objective:  # every class together beats one class per job
         log.info("node classes: jobs span the classes (objective %.6g against %.6g one class per job)", spread.objective, result.schedule.objective)
         return flat_latency, flat_penalized, spread, None, np.minimum(bound_table, flat_penalized)
     latency, penalized = (np.stack([_padded(rows[c][k][j], n_racks) for j, c in enumerate(result.job_class)]) for k in (0, 1))
     return latency, penalized, result.schedule, [names[c] for c in result.job_class], bound_table
+
+
+def _on_its_racks(jobs: list[JobSpec], cluster: ClusterSpec, flat: ClusterSpec, alpha: float, spread: Schedule,
+                  arrival: NDArray[np.float64], scenario: Scenario) -> tuple[NDArray[np.float64], NDArray[np.float64], Schedule]:
+    """The identical-machines plan on the classed racks: each job at its mean task rates over its own R_j
+    (not over the cluster), its starts replayed in its prioritization order (thesis Fig. 4.2: T_j = max{max
+    F_i, A_j}), and its objective from those; L and L' over r = 1..R at the R_j mix of classes."""
+    rated = [identical_machines([job], cluster.model_copy(update={"racks": [cluster.racks[i] for i in spread.rack_sets[j]]}))[0][0]
+             for j, job in enumerate(jobs)]
+    latency, penalized = _latency(rated, flat, alpha)
+    due = effective_arrival(scenario, arrival)
+    free_at, start = np.zeros(len(cluster.racks)), np.zeros(len(jobs))
+    took = penalized[np.arange(len(jobs)), spread.rack_counts - 1]
+    for j in spread.order:
+        racks = list(spread.rack_sets[j])
+        start[j] = max(free_at[racks].max(), due[j])
+        free_at[racks] = start[j] + took[j]
+    return latency, penalized, Schedule(spread.rack_counts, spread.rack_sets, start, spread.order, objective(scenario, start + took, due))
 
 
 def _padded(row: NDArray[np.float64], n_racks: int) -> NDArray[np.float64]:

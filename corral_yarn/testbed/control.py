@@ -21,7 +21,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from corral_yarn.errors import CorralError
+from corral_yarn.errors import CorralError, InputError
 from corral_yarn.io import write_atomic
 from corral_yarn.nomora.latency import LatencyMatrix, by_rack, parse_json
 from corral_yarn.testbed import cpu
@@ -44,13 +44,13 @@ class TestbedError(CorralError):
     __test__ = False  # not a pytest class
 
 
-def preflight(node_cpus: float | None = None) -> None:
+def preflight(cpu_quotas: bool = False) -> None:
     """Root, ip, tc, nsenter, a C compiler (and CPU quotas if asked); one error naming all that is missing."""
     missing = [tool for tool in ("ip", "tc", "nsenter", "cc") if shutil.which(tool) is None]
     problems = [f"'{tool}' not found on PATH" for tool in missing]
     if os.geteuid() != 0:
         problems.insert(0, "network namespaces and tc need root (run as root)")
-    if node_cpus is not None and (cgroup := cpu.preflight()):
+    if cpu_quotas and (cgroup := cpu.preflight()):
         problems.append(f"per-node CPU quotas need {cgroup} (or --node-cpus 0)")
     if problems:
         hint = " (scripts/bootstrap.sh installs iproute2, util-linux and gcc)" if missing else ""
@@ -77,14 +77,18 @@ def namespace_for(home: Path, prefix: str) -> str:
 
 
 def up(net: Network, home: Path = DEFAULT_HOME, namespace: str = NAMESPACE, timeout_s: float = 300.0,
-       node_cpus: float | None = None) -> dict[str, Any]:
+       node_cpus: float | None = None, rack_cpus: dict[str, float] | None = None) -> dict[str, Any]:
     """Namespace, shaping, CPU groups, shim and cluster; measures the shaping with real streams; writes the state.
 
-    ``node_cpus``: each node's containers are held to that many cores (testbed/cpu.py); None: they share
-    the machine's cores."""
-    if node_cpus is not None:
-        cpu.check_node_cpus(node_cpus)
-    preflight(node_cpus)
+    ``node_cpus``: each node's containers are held to that many cores (testbed/cpu.py); ``rack_cpus``
+    instead: the cores of each rack's nodes (rack letter -> cores), racks of equal cores forming a node
+    class; neither: they share the machine's cores."""
+    if node_cpus is not None and rack_cpus is not None:
+        raise InputError("give node_cpus or rack_cpus, not both", field="rack_cpus")
+    quotas = cpu.node_quotas([(rack, address) for _, rack, address in net.nodes()], node_cpus, rack_cpus)
+    for address, cores in (quotas or {}).items():
+        cpu.check_node_cpus(cores, field=f"node_cpus ({address})")
+    preflight(quotas is not None)
     home = home.resolve()
     if namespace_exists(namespace) and run(["ip", "netns", "pids", namespace], check=False).stdout.split():
         raise TestbedError(f"a testbed is already up in namespace {namespace} (processes run in it); "
@@ -99,7 +103,7 @@ def up(net: Network, home: Path = DEFAULT_HOME, namespace: str = NAMESPACE, time
     try:
         for command in tc_commands(net):
             run(command, namespace)
-        groups = cpu.create(namespace, [address for _, _, address in net.nodes()], node_cpus) if node_cpus is not None else None
+        groups = cpu.create(namespace, quotas) if quotas is not None else None
         shim = _build_shim(home, groups)
         shaping = measure(net, namespace)
         shaping["measured_rack_rtt_us"] = by_rack(measure_latency(net, namespace, rounds=10), net.rack_of()).latency_us.round(1).tolist()
@@ -109,7 +113,8 @@ def up(net: Network, home: Path = DEFAULT_HOME, namespace: str = NAMESPACE, time
         raise
     state = {"schema_version": SCHEMA_VERSION, "namespace": namespace, "network": asdict(net),
              "uplink_mbit_s": net.uplink_mbit_s, "shaping": shaping, "cluster_json": str(_cluster_json(home)),
-             "cluster_pid": description["pid"], "node_cpus": node_cpus}
+             "cluster_pid": description["pid"], "node_cpus": node_cpus, "rack_cpus": rack_cpus,
+             "node_classes": cpu.rack_classes(rack_cpus) if rack_cpus is not None else None}
     write_atomic(home / STATE, json.dumps(state, indent=2) + "\n")
     return state
 
@@ -147,6 +152,7 @@ def status(home: Path = DEFAULT_HOME) -> dict[str, Any]:
         state["bytes_by_rack_pair"] = {f"{src}->{dst}": sent for (src, dst), sent in sorted(pairs.items())}
         cluster = run([sys.executable, "-m", "corral_yarn.minicluster", "status", "--out", state["cluster_json"]], namespace, check=False)
         state["cluster"] = json.loads(cluster.stdout) if cluster.returncode == 0 else {"error": cluster.stderr.strip()}
+        state["cpu_cores"] = cpu.quotas(namespace)
         state["cpu_throttled"] = cpu.throttled(namespace)
     return state
 

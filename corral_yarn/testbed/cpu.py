@@ -38,10 +38,51 @@ def even_share(nodes: int) -> float:
     return round((os.cpu_count() or 1) / nodes, 3)
 
 
-def check_node_cpus(node_cpus: float) -> None:
+def check_node_cpus(node_cpus: float, field: str = "node_cpus") -> None:
     cores = os.cpu_count() or 1
     if not MIN_NODE_CPUS <= node_cpus <= cores:
-        raise InputError(f"node_cpus: must be in {MIN_NODE_CPUS}..{cores} cores, this machine's count (got {node_cpus})")
+        raise InputError(f"must be in {MIN_NODE_CPUS}..{cores} cores, this machine's count (got {node_cpus})", field=field)
+
+
+def rack_letter(rack: int) -> str:
+    """The embedded cluster's rack r is /rack-<letter>: a, b, c, ..."""
+    return chr(ord("a") + rack)
+
+
+def parse_rack_cpus(text: str, racks: int) -> dict[str, float]:
+    """``a=0.6,b=0.2,c=0.2`` -> each rack's cores per node (every rack of the testbed named once)."""
+    known = [rack_letter(r) for r in range(racks)]
+    out: dict[str, float] = {}
+    for item in (part.strip() for part in text.split(",")):
+        rack, sep, value = item.partition("=")
+        rack = rack.strip().removeprefix("/rack-")
+        if not sep or rack not in known:
+            raise InputError(f"expected RACK=CORES for the racks {', '.join(known)} (e.g. a=0.6,b=0.2), got {item!r}", field="rack_cpus")
+        if rack in out:
+            raise InputError(f"rack {rack} given twice", field="rack_cpus")
+        try:
+            cores = float(value)
+        except ValueError:
+            raise InputError(f"rack {rack}: cores must be a number, got {value!r}", field="rack_cpus") from None
+        check_node_cpus(cores, field=f"rack_cpus.{rack}")
+        out[rack] = cores
+    if missing := [r for r in known if r not in out]:
+        raise InputError(f"every rack needs its cores; missing {', '.join(missing)}", field="rack_cpus")
+    return out
+
+
+def node_quotas(addresses: list[tuple[int, str]], node_cpus: float | None, rack_cpus: dict[str, float] | None) -> dict[str, float] | None:
+    """Cores of every node (address), from one figure for all nodes or one per rack; None: no quotas.
+    ``addresses``: (rack index, address) of every node."""
+    if rack_cpus is not None:
+        return {address: rack_cpus[rack_letter(rack)] for rack, address in addresses}
+    return None if node_cpus is None else {address: node_cpus for _, address in addresses}
+
+
+def rack_classes(rack_cpus: dict[str, float]) -> dict[str, str]:
+    """Racks of equal cores form one node class (Paragon's server configuration, paper 003 §2.1), named
+    by its cores: rack letter -> ``cpu<cores>``."""
+    return {rack: f"cpu{cores:g}" for rack, cores in rack_cpus.items()}
 
 
 def group_root(namespace: str) -> Path:
@@ -59,23 +100,24 @@ def preflight() -> str | None:
     return None
 
 
-def create(namespace: str, addresses: list[str], node_cpus: float) -> Path:
-    """The testbed's group, its daemons' group and one group per node held to ``node_cpus`` cores."""
-    check_node_cpus(node_cpus)
+def create(namespace: str, quotas: dict[str, float]) -> Path:
+    """The testbed's group, its daemons' group and one group per node (address) held to its cores in ``quotas``."""
+    for address, cores in quotas.items():
+        check_node_cpus(cores, field=f"node_cpus ({address})")
     root = group_root(namespace)
     try:
         root.mkdir(exist_ok=True)
         (root / "cpu.shares").write_text(str(TESTBED_SHARES))
         (root / DAEMONS).mkdir(exist_ok=True)
-        for address in addresses:
+        for address, cores in quotas.items():
             group = node_group(namespace, address)
             group.mkdir(exist_ok=True)
             (group / "cpu.cfs_period_us").write_text(str(PERIOD_US))
-            (group / "cpu.cfs_quota_us").write_text(str(int(node_cpus * PERIOD_US)))
+            (group / "cpu.cfs_quota_us").write_text(str(int(cores * PERIOD_US)))
     except OSError as e:
         remove(namespace)
         raise CpuGroupError(f"cannot create the nodes' CPU groups under {root}: {e}") from e
-    LOG.info("CPU groups under %s: %d nodes at %g cores each", root, len(addresses), node_cpus)
+    LOG.info("CPU groups under %s: cores per node %s", root, quotas)
     return root
 
 
@@ -94,6 +136,13 @@ def throttled(namespace: str) -> dict[str, dict[str, float]]:
             "periods": int(stat["nr_periods"]), "throttled_periods": int(stat["nr_throttled"]),
             "throttled_s": round(int(stat["throttled_time"]) / 1e9, 2)}
     return figures
+
+
+def quotas(namespace: str) -> dict[str, float]:
+    """Per node: the cores its group's CFS quota allows, as set in the kernel."""
+    root = group_root(namespace)
+    return {group.name.removeprefix("node-"): int((group / "cpu.cfs_quota_us").read_text()) / PERIOD_US
+            for group in (sorted(root.glob("node-*")) if root.exists() else [])}
 
 
 def remove(namespace: str, timeout_s: float = 30.0) -> bool:

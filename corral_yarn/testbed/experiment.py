@@ -32,9 +32,10 @@ from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.history import job_id_of
 from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.cluster.rm import NodeReport
-from corral_yarn.contracts import ClusterSpec, JobSpec, LatencyModel, Order, Rack, Sharing, StageSpec, Workload
+from corral_yarn.contracts import ClusterSpec, JobSpec, LatencyModel, NodeClass, Order, Plan, Rack, Sharing, StageSpec, Workload
 from corral_yarn.planner.build import build_plan
 from corral_yarn.testbed.control import reshape
+from corral_yarn.testbed.cpu import rack_classes
 from corral_yarn.testbed.monitor import UplinkMonitor
 from corral_yarn.testbed.shaping import Network
 
@@ -118,12 +119,22 @@ def write_input(job: TestbedJob, directory: Path, seed: int) -> Path:
     return path
 
 
-def cluster_spec(description: dict[str, Any], net: Network) -> ClusterSpec:
-    """The planner's view of the testbed: its racks and hosts, node rate and oversubscription (> 1)."""
-    racks = [Rack(name=r["name"], machines=[n["host"] for n in r["nodes"]]) for r in description["racks"]]
+def cluster_spec(description: dict[str, Any], net: Network, rack_cpus: dict[str, float] | None = None) -> ClusterSpec:
+    """The planner's view of the testbed: its racks and hosts, node rate and oversubscription (> 1); with
+    ``rack_cpus`` (cores per node of each rack) its node classes, each at its cores over the racks' mean
+    (``reference_cpus``) as its default speedup."""
+    classes = rack_classes(rack_cpus) if rack_cpus is not None else {}
+    racks = [Rack(name=r["name"], machines=[n["host"] for n in r["nodes"]], node_class=classes.get(r["name"].removeprefix("/rack-")))
+             for r in description["racks"]]
+    node_classes = {classes[rack]: NodeClass(speedup=cores / reference_cpus(rack_cpus)) for rack, cores in rack_cpus.items()} if rack_cpus else None
     return ClusterSpec(name="testbed", racks=racks, map_slots_per_machine=MAP_SLOTS_PER_NODE, reduce_slots_per_machine=2,
                        nic_bandwidth_bytes_per_s=net.node_mbit_s * 1e6 / 8, disk_bandwidth_bytes_per_s=100e6,
-                       oversubscription=net.oversubscription)
+                       oversubscription=net.oversubscription, node_classes=node_classes)
+
+
+def reference_cpus(rack_cpus: dict[str, float]) -> float:
+    """The cores per node a job's reference rates are for on racks of node classes: the racks' mean."""
+    return sum(rack_cpus.values()) / len(rack_cpus)
 
 
 def task_rate(node_cpus: float | None) -> float:
@@ -167,14 +178,16 @@ class Placement:
 
 
 def placements(jobs: list[TestbedJob], scheduler: Scheduler, scenario: str, spec: ClusterSpec,
-               node_cpus: float | None = None, choice: PlanChoice = PlanChoice()) -> tuple[dict[str, Placement], dict[str, Any]]:
-    """Each job's placement under ``scheduler``, and the plan's figures (Corral, planned as ``choice`` says)."""
+               node_cpus: float | None = None, choice: PlanChoice = PlanChoice(), plan: Plan | None = None) -> tuple[dict[str, Placement], dict[str, Any]]:
+    """Each job's placement under ``scheduler``, and the plan's figures (Corral, planned as ``choice`` says);
+    ``plan``: the recurring jobs' plan made elsewhere (e.g. from history), else one is made here from ``job_spec``."""
     result = {j.name: Placement(submit_s=j.arrival_s) for j in jobs}
     recurring = [j for j in jobs if j.recurring]
     if scheduler in ("yarn-cs", "shufflewatcher") or not recurring:
         return result, {}
-    plan = build_plan(Workload(jobs=[job_spec(j, node_cpus) for j in recurring]), spec.model_copy(update={"model": choice.model}),
-                      scenario, order=choice.order, sharing=choice.sharing)  # type: ignore[arg-type]
+    if plan is None:
+        plan = build_plan(Workload(jobs=[job_spec(j, node_cpus) for j in recurring]), spec.model_copy(update={"model": choice.model}),
+                          scenario, order=choice.order, sharing=choice.sharing)  # type: ignore[arg-type]
     for planned in plan.jobs:
         result[planned.name] = Placement(
             racks=tuple(planned.racks), priority=planned.priority, place_input=scheduler == "corral",
@@ -227,12 +240,14 @@ class JobResult:
 
 def run(cluster: Cluster, description: dict[str, Any], net: Network, namespace: str, jobs: list[TestbedJob],
         scheduler: Scheduler, scenario: str, inputs: dict[str, Path], tag: str, output_replication: int = 1,
-        plan_net: Network | None = None, node_cpus: float | None = None, choice: PlanChoice = PlanChoice()) -> dict[str, Any]:
+        plan_net: Network | None = None, node_cpus: float | None = None, choice: PlanChoice = PlanChoice(),
+        plan: Plan | None = None) -> dict[str, Any]:
     """One scheduler x scenario on the testbed (call inside its namespace); returns its figures.
 
-    Corral plans for ``plan_net`` (default: the network the run is on) and nodes of ``node_cpus`` cores, as ``choice`` says."""
+    Corral plans for ``plan_net`` (default: the network the run is on) and nodes of ``node_cpus`` cores, as ``choice`` says,
+    or runs ``plan`` if given."""
     spec = cluster_spec(description, plan_net or net)
-    chosen, plan_figures = placements(jobs, scheduler, scenario, spec, node_cpus, choice)
+    chosen, plan_figures = placements(jobs, scheduler, scenario, spec, node_cpus, choice, plan)
     root = f"/testbed/{tag}"
     cluster.hdfs.delete(root, recursive=True)
     # Inputs are uploaded long before their jobs run (§4.1): the upload is not part of the measured run.

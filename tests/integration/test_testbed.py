@@ -29,13 +29,13 @@ NAMESPACE = "corral-testbed-test"
 # O = 20 so that the uplink (2 x 400 / 20 = 40 Mbit/s) is a tenth of the in-rack NIC rate.
 NET = Network(racks=3, nodes_per_rack=2, node_mbit_s=400.0, oversubscription=20.0)
 INPUT_BYTES = 4 * 2**20
-NODE_CPUS = 0.5
+RACK_CPUS = {"a": 0.5, "b": 0.25, "c": 0.5}  # two node classes: rack b's nodes have half the cores
 
 
 @pytest.fixture(scope="module")
 def testbed(tmp_path_factory: pytest.TempPathFactory) -> Any:
     home = tmp_path_factory.mktemp("testbed")
-    state = control.up(NET, home, NAMESPACE, node_cpus=NODE_CPUS)
+    state = control.up(NET, home, NAMESPACE, rack_cpus=RACK_CPUS)
     try:
         yield state, home
     finally:
@@ -101,6 +101,13 @@ def test_task_reads_and_shuffle_fetches_across_racks_are_shaped(testbed: Any, tm
     used = {node: t["periods"] - before[node] for node, t in cpu.throttled(NAMESPACE).items()}
     assert all(used[NET.host(1, n)] == 0 for n in range(NET.nodes_per_rack)), used
     assert sum(used[NET.host(r, n)] for r in (0, 2) for n in range(NET.nodes_per_rack)) > 0, used
+
+
+def test_racks_of_two_node_classes_hold_their_nodes_to_their_own_cores(testbed: Any) -> None:
+    state, _ = testbed
+    assert state["node_classes"] == {"a": "cpu0.5", "b": "cpu0.25", "c": "cpu0.5"}
+    cores = cpu.quotas(NAMESPACE)  # as the kernel holds them
+    assert cores == {NET.host(r, n): RACK_CPUS["abc"[r]] for r in range(NET.racks) for n in range(NET.nodes_per_rack)}
 
 
 def test_the_cluster_lives_only_inside_the_namespace(testbed: Any) -> None:

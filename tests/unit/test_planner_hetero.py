@@ -18,9 +18,9 @@ from corral_yarn.contracts import ClusterSpec, JobSpec, Workload
 from corral_yarn.errors import InputError
 from corral_yarn.io import inputs_sha256, parse, to_json
 from corral_yarn.model import latency_table
-from corral_yarn.model.classes import class_cluster, job_on_class
+from corral_yarn.model.classes import class_cluster, identical_machines, job_on_class
 from corral_yarn.planner import fast, hetero, reference
-from corral_yarn.planner.build import build_plan
+from corral_yarn.planner.build import _on_its_racks, build_plan
 from corral_yarn.planner.schedule import SlotDemand
 from corral_yarn.workloads import example_cluster, w1_like
 from tests.unit.planner_instances import arrivals, latencies
@@ -194,3 +194,37 @@ def test_a_plan_over_every_class_wins_when_its_objective_is_smaller() -> None:
     plan = build_plan(Workload(jobs=[w1_like(5, seed=0).jobs[-1]]), cluster, "batch")
     (job,) = plan.jobs
     assert job.node_class is None and len(job.racks) == 2 and plan.lower_bound_s <= plan.objective_s
+
+
+@pytest.mark.parametrize("scenario", ["batch", "online"])
+def test_the_identical_machines_plan_replayed_on_alike_classes_is_the_plan_itself(scenario: str) -> None:
+    """Classes alike: every R_j's mean rate is the cluster's, so the replay gives the planner's own starts."""
+    cluster = classed(example_cluster(racks=4, machines_per_rack=2), {"a": {}, "b": {}}, ["a", "b", "a", "b"])
+    jobs = w1_like(8, seed=2, arrival_span_s=60.0).jobs
+    flat_jobs, flat = identical_machines(jobs, cluster)
+    _, penalized = latency_table(flat_jobs, flat, 1e-9)
+    arrival = np.array([j.arrival_s for j in jobs])
+    spread = reference.plan(scenario, penalized, arrival, "thesis")
+    _, replay_penalized, replay = _on_its_racks(jobs, cluster, flat, 1e-9, spread, arrival, scenario)
+    np.testing.assert_allclose(replay_penalized, penalized)
+    np.testing.assert_allclose(replay.start, spread.start)
+    assert replay.objective == pytest.approx(spread.objective)
+
+
+def test_the_identical_machines_plan_is_judged_at_its_own_racks_rates() -> None:
+    """A job of the identical-machines plan on racks of the slow class runs at that class's rate, not at
+    the cluster's mean: its latency there is the slow class's, and the plan's objective grows with it."""
+    cluster = classed(example_cluster(racks=2, machines_per_rack=2), {"fast": {"speedup": 4.0}, "slow": {}}, ["fast", "slow"])
+    jobs = w1_like(6, seed=1).jobs
+    flat_jobs, flat = identical_machines(jobs, cluster)
+    _, penalized = latency_table(flat_jobs, flat, 1e-9)
+    arrival = np.zeros(len(jobs))
+    spread = reference.plan("batch", penalized, arrival, "thesis")
+    _, replay_penalized, replay = _on_its_racks(jobs, cluster, flat, 1e-9, spread, arrival, "batch")
+    slow = class_cluster(cluster, "slow")
+    for j, racks in enumerate(spread.rack_sets):
+        if racks == (1,):
+            alone = latency_table([job_on_class(jobs[j], cluster, "slow")], slow, 1e-9)[1][0, 0]
+            assert replay_penalized[j, 0] == pytest.approx(alone) and alone > penalized[j, 0]
+    assert any(racks == (1,) for racks in spread.rack_sets)
+    assert replay.objective > spread.objective
