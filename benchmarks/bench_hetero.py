@@ -15,13 +15,13 @@ Batch (makespan) and online (mean and median job completion time) scenarios.
 Usage: nice -n 10 .venv/bin/python benchmarks/bench_hetero.py [--jobs N] [--racks-per-class N] [--seed N]
 
 ``--testbed`` (root): the same comparison on real Hadoop, on the shaped testbed with racks of two node
-classes that really differ (``--rack-cpus``: each rack's nodes held to their cores by CFS quotas). A
-history run first (the workload of another seed under stock YARN, so each job's tasks land on both
-classes) is ingested from JobHistory into a history store; the estimator sizes the jobs and learns
-their per-class speedups from it (``corral estimate --new-jobs --cluster``'s path: fit_job, then
-estimator/classes.py with the Paragon classifier filling unseen classes); then per seed the jobs are
-planned with node classes (hetero) and as identical machines at their mean rates, and both plans run
-for real, side by side, in alternating order. One JSON line; docs/paragon.md and docs/testbed.md.
+classes that really differ (``--rack-cpus``: each rack's nodes held to their cores by CFS quotas). Two
+history runs first (the workload of other seeds under stock YARN, so each job's tasks land on both
+classes); before each seed, JobHistory (every run so far) is ingested into a history store and the
+estimator sizes the jobs and learns their per-class speedups from it (``corral estimate --new-jobs
+--cluster``'s path: fit_job, then estimator/classes.py with the Paragon classifier filling unseen
+classes); the jobs are planned with node classes (hetero) and as identical machines at their mean
+rates, and both plans run for real, side by side, in alternating order. One JSON line; docs/paragon.md and docs/testbed.md.
 
     sudo nice -n 5 flock /work/notes/testbed.lock .venv/bin/python benchmarks/bench_hetero.py --testbed --seeds 2
 """
@@ -61,7 +61,7 @@ from estimator.records import JobRun
 from estimator.store import HistoryStore
 
 LOG = logging.getLogger("bench_hetero")
-HISTORY_SEED = 1000  # the history run's workload: the same recurring jobs, other sizes and data
+HISTORY_SEEDS = (1000, 1001)  # the history runs' workloads: the same recurring jobs, other sizes and data
 
 
 def _args() -> argparse.Namespace:
@@ -199,17 +199,18 @@ def testbed(args: argparse.Namespace) -> dict[str, Any]:
     try:
         description = json.loads(Path(state["cluster_json"]).read_text())
         spec = experiment.cluster_spec(description, net, rack_cpus)
-        history = _run(state, description, net, demo_jobs(HISTORY_SEED), "yarn-cs", HISTORY_SEED, "history")
-        runs = _history(state, description, home)
+        history = [_run(state, description, net, demo_jobs(seed), "yarn-cs", seed, "history") for seed in HISTORY_SEEDS]
         runs_by_seed = []
         for seed in range(args.seeds):
+            runs = _history(state, description, home)  # every run so far: the history runs, then the earlier seeds' runs too
             jobs = demo_jobs(seed)
             workload, learned = _estimated(jobs, runs, spec)
             plans = {"hetero": build_plan(workload, spec, "batch", with_bound=False),
                      "identical": build_plan(*identical(workload, spec), "batch", with_bound=False)}
             order = ["hetero", "identical"] if seed % 2 == 0 else ["identical", "hetero"]
             figures = {label: _run(state, description, net, jobs, "corral", seed, label, plans[label]) for label in order}
-            runs_by_seed.append({"seed": seed, "learned": learned, **{label: _seed_figures(figures[label], plans[label]) for label in plans}})
+            runs_by_seed.append({"seed": seed, "history_runs": len(runs), "learned": learned,
+                                 **{label: _seed_figures(figures[label], plans[label]) for label in plans}})
         throttled = cpu.throttled(namespace)
     finally:
         control.down(home, namespace)
@@ -223,7 +224,7 @@ def _seed_figures(figures: dict[str, Any], plan: Any) -> dict[str, Any]:
                                  "jct_s": j["jct_s"]} for j in figures["jobs"]}}
 
 
-def _testbed_summary(args: argparse.Namespace, rack_cpus: dict[str, float], spec: ClusterSpec, state: dict[str, Any], history: dict[str, Any],
+def _testbed_summary(args: argparse.Namespace, rack_cpus: dict[str, float], spec: ClusterSpec, state: dict[str, Any], history: list[dict[str, Any]],
                      seeds: list[dict[str, Any]], throttled: dict[str, Any], wall_s: float) -> dict[str, Any]:
     def ratio(key: str) -> list[float]:
         return [round(s["hetero"][key] / s["identical"][key], 3) for s in seeds]
@@ -233,7 +234,7 @@ def _testbed_summary(args: argparse.Namespace, rack_cpus: dict[str, float], spec
             "node_mbit_s": args.node_mbit, "oversubscription": args.oversubscription,
             "makespan_ratio_hetero_over_identical": ratio("makespan_s"), "mean_jct_ratio_hetero_over_identical": ratio("mean_jct_s"),
             "median_makespan_ratio": statistics.median(ratio("makespan_s")), "median_mean_jct_ratio": statistics.median(ratio("mean_jct_s")),
-            "history_run": {"makespan_s": history["makespan_s"], "mean_jct_s": history["mean_jct_s"]},
+            "history_runs": [{"seed": seed, "makespan_s": h["makespan_s"], "mean_jct_s": h["mean_jct_s"]} for seed, h in zip(HISTORY_SEEDS, history)],
             "per_seed": seeds, "shaping": state["shaping"],
             "node_cpu_throttled_s": {node: t["throttled_s"] for node, t in throttled.items()},
             "wall_s": round(wall_s, 1), "load_average_1min_at_end": round(os.getloadavg()[0], 2)}
