@@ -35,6 +35,7 @@ import logging
 import os
 import random
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -195,6 +196,7 @@ def testbed(args: argparse.Namespace) -> dict[str, Any]:
     rack_cpus = cpu.parse_rack_cpus(args.rack_cpus, net.racks)
     home = args.home.resolve()
     namespace = f"corral-hetero-{hashlib.sha1(str(home).encode()).hexdigest()[:8]}"  # its own, from --home
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # kill PID: the testbed still comes down (finally)
     state = control.up(net, home, namespace, rack_cpus=rack_cpus)
     try:
         description = json.loads(Path(state["cluster_json"]).read_text())
