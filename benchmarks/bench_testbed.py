@@ -167,9 +167,26 @@ def _ablation(net: Network, seeds: list[int], args: argparse.Namespace, started:
         args.runs_out.write_text(json.dumps({"runs": runs}))
     return {"benchmark": "testbed-ablation", "quick": args.quick, "seeds": seeds, "training_seed": None if args.model_spec else TRAINING_SEED,
             "oversubscription": args.oversubscription, "node_mbit_s": args.node_mbit, "node_cpus": args.node_cpus,
-            "ratios_vs_yarn_cs": table, "absolute": absolute, "model_fit": fit, "shaping": state["shaping"],
+            "ratios_vs_yarn_cs": table, "same_plan_as_previous": _same_plans(description, net, seeds, model, args), "absolute": absolute, "model_fit": fit, "shaping": state["shaping"],
             "goal": {"batch_makespan": "<= 0.85", "online_median_jct": "<= 0.65"},
             "wall_s": round(time.perf_counter() - started, 1), "load_average_1min_at_end": round(os.getloadavg()[0], 2)}
+
+
+def _same_plans(description: dict[str, Any], net: Network, seeds: list[int], model: LatencyModel,
+                args: argparse.Namespace) -> dict[str, dict[str, list[bool]]]:
+    """Per Corral variant and scenario, per seed: whether its plan (racks and priorities) is the previous variant's,
+    so a difference between the two rows is run-to-run noise."""
+    spec = experiment.cluster_spec(description, net)
+    same: dict[str, dict[str, list[bool]]] = {}
+    for scenario in SCENARIOS:
+        variants = [v for v in _ablation_variants(model, scenario) if v[1] == "corral"]
+        for seed in seeds:
+            jobs = experiment.workload(seed, scenario, quick=args.quick)
+            plans = [{k: (p.racks, p.priority) for k, p in experiment.placements(jobs, "corral", scenario, spec, args.node_cpus, choice)[0].items()}
+                     for _, _, choice in variants]
+            for (name, _, _), before, after in zip(variants[1:], plans, plans[1:]):
+                same.setdefault(name, {}).setdefault(scenario, []).append(before == after)
+    return same
 
 
 def _variant_ratio(runs: list[dict[str, Any]], variant: str, scenario: str, key: str) -> float:
