@@ -6,19 +6,20 @@ One node is made slow: a cgroup v1 CPU group ``/sys/fs/cgroup/cpu/corral-kwiken-
 that moves every task process of this cluster whose environment says ``NM_HOST=<that node>`` into it
 (the MRAppMaster's container, its attempt's first, stays out: speculation cannot help a slow AM). The group is removed at the end.
 
-Recurring jobs (wordcount, sort, grep; 4-8 maps each) run in rounds, all of a round's jobs at once:
-first ``--history-rounds`` rounds without speculation, ingested into a history store (the JobHistory
-source, as the pipeline does); then test rounds under three settings, in rotating order: no
-speculation, Hadoop's default speculation (DefaultSpeculator with mapred-default.xml's keys), and
-Kwiken's per-job settings from ``corral kwiken yarn-plan``'s code. Kwiken's budget B is set, after
-the first test round, to the extra task container-seconds default speculation spent there (measured
-from JobHistory: the durations of attempts that did not succeed, over all attempts' durations), so
-both spend about the same; what each spent is reported as measured. Job completion time (JCT) is
-JobHistory's finishTime - submitTime.
+Recurring jobs (wordcount, sort, grep; 4-8 maps, 1-3 reduces each) run in rounds, all of a round's jobs
+at once: first ``--history-rounds`` rounds without speculation, ingested into a history store (the
+JobHistory source, as the pipeline does), enough for 8 or more task durations per stage of 2 or more
+tasks; then test rounds under three settings, in rotating order: no speculation, Hadoop's default
+speculation (DefaultSpeculator with mapred-default.xml's keys and its LegacyTaskRuntimeEstimator), and
+Kwiken's per-job settings from ``corral kwiken yarn-plan``'s code (Kwiken's TaskRuntimeEstimator: a
+task is copied once it runs past its stage's T_s). Equal spend: Kwiken's budget B is set, after the
+first test round, to the extra task container-seconds default speculation spent there, as a fraction
+of its other task container-seconds (measured from JobHistory: the durations of attempts that did not
+succeed, over the durations of those that did); what each setting spent over all test rounds is
+reported side by side, as measured. Job completion time (JCT) is JobHistory's finishTime - submitTime.
 
-Needs root (cgroups). ``--quick`` (2 history rounds, 2 test rounds: 8 rounds of 4 jobs) took 59 minutes on
-the shared 2 cores under a load average of 50-200 (tasks of 80-260 s); on an idle machine a round is
-about a minute. Without it, 4 + 4 rounds.
+Needs root (cgroups). ``--quick``: 3 history rounds and 2 test rounds (9 rounds of 4 jobs; a round takes
+one to several minutes depending on the machine's load). Without it, 4 + 4 rounds.
 
 Usage: sudo .venv/bin/python benchmarks/bench_kwiken_yarn.py [--quick] [--cpu-quota F] [--cluster-json PATH]
 """
@@ -58,7 +59,7 @@ AM_CONTAINER = re.compile(rb"(?:^|\0)CONTAINER_ID=container_\w+?_000001\0")  # a
 BLOCK = 1 << 20
 WORDS = [f"w{k:04d}" for k in range(2000)]
 # (key, program, maps, reduces): the recurring jobs; one input block per map
-JOBS = [("wc-big", "wordcount", 8, 2), ("sort-mid", "sort", 6, 2), ("grep-mid", "grep", 6, 1), ("wc-small", "wordcount", 4, 1)]
+JOBS = [("wc-big", "wordcount", 8, 3), ("sort-mid", "sort", 6, 3), ("grep-mid", "grep", 6, 1), ("wc-small", "wordcount", 4, 1)]
 OFF = {SPECULATIVE["map"]: "false", SPECULATIVE["reduce"]: "false"}
 ON = {SPECULATIVE["map"]: "true", SPECULATIVE["reduce"]: "true"}  # mapred-default.xml's; the rest of its keys untouched
 
@@ -193,8 +194,8 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="2 history rounds and 2 test rounds")
-    p.add_argument("--history-rounds", type=int, default=None, help="rounds without speculation for the history (default 4; --quick 2)")
+    p.add_argument("--quick", action="store_true", help="3 history rounds and 2 test rounds")
+    p.add_argument("--history-rounds", type=int, default=None, help="rounds without speculation for the history (default 4; --quick 3)")
     p.add_argument("--rounds", type=int, default=None, help="test rounds, each running all three settings (default 4; --quick 2)")
     p.add_argument("--cpu-quota", type=float, default=0.1, help="the slow node's CPU, a fraction of one core (default 0.1)")
     p.add_argument("--cluster-json", type=Path, default=None, help="use this running embedded cluster instead of starting one")
@@ -206,7 +207,7 @@ def main() -> None:
     logging.getLogger("hdfs").setLevel(logging.WARNING)
     args = _args()
     start = time.monotonic()
-    history_rounds = args.history_rounds or (2 if args.quick else 4)
+    history_rounds = args.history_rounds or (3 if args.quick else 4)
     rounds = args.rounds or (2 if args.quick else 4)
     work = Path(tempfile.mkdtemp(prefix="bench-kwiken-yarn-"))
     options = StartOptions(base_dir=work / "cluster", exit_with=os.getpid())
@@ -249,8 +250,10 @@ def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: in
     return {
         "bench": "kwiken_yarn", "jobs": [dict(zip(("key", "program", "maps", "reduces"), j)) for j in JOBS],
         "slow_node": slow, "cpu_quota": quota, "processes_slowed": moved, "history_rounds": history_rounds, "test_rounds": rounds,
-        "budget": settings.budget, "planned_cost": settings.planned_cost,
-        "plan": {j.key: {s_.type: round(s_.reissue_fraction, 4) for s_ in j.stages} for j in settings.jobs},
+        "budget": settings.budget, "budget_source": "default speculation's extra_fraction in test round 0", "planned_cost": settings.planned_cost,
+        "plan": {j.key: {s_.type: {"r": round(s_.reissue_fraction, 4), "timeout_s": s_.timeout_s, "samples": s_.samples} for s_ in j.stages}
+                 for j in settings.jobs},
+        "extra_fraction": {c: s[c]["extra_fraction"] for c in ("none", "default", "kwiken")},
         "settings": {j.key: j.properties for j in settings.jobs},
         "none": s["none"], "default": s["default"], "kwiken": s["kwiken"],
         "yarn.p99_jct_ratio_vs_default_speculation": s["kwiken"]["p99_jct_s"] / s["default"]["p99_jct_s"],

@@ -77,11 +77,11 @@ def _yarn_plan(args: argparse.Namespace) -> int:
         return 0
     print(f"speculation settings for {len(settings.jobs)} recurring jobs from {settings.runs} runs: budget {settings.budget:.2%} "
           f"of {settings.container_seconds:.4g} task container-seconds per run of every job, planned {settings.planned_cost:.2%}")
-    print(f"{'stage':<32} {'tasks':>5} {'samples':>7} {'r_s':>7} {'T_s (s)':>8} {'copies':>6} {'cost':>7} {'Var (s2)':>10} {'planned':>10}")
+    print(f"{'stage':<32} {'tasks':>5} {'samples':>7} {'r_s':>7} {'T_s (s)':>8} {'cost':>7} {'Var (s2)':>10} {'planned':>10}")
     for job in settings.jobs:
         for s in job.stages:
             timeout = "never" if s.timeout_s is None else f"{s.timeout_s:.4g}"
-            print(f"{(job.key + '/' + s.type)[:32]:<32} {s.tasks:>5} {s.samples:>7} {s.reissue_fraction:>7.2%} {timeout:>8} {s.copies_at_once:>6} "
+            print(f"{(job.key + '/' + s.type)[:32]:<32} {s.tasks:>5} {s.samples:>7} {s.reissue_fraction:>7.2%} {timeout:>8} "
                   f"{s.cost_share:>7.2%} {s.variance:>10.4g} {s.planned_variance:>10.4g}")
     print(f"wrote {args.out}")
     return 0
@@ -121,6 +121,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     yarn.add_argument("--job", action="append", metavar="KEY", help="plan only this recurring key (repeatable; default: every job with task samples)")
     yarn.add_argument("--seed", type=int, default=0, help="random seed of the offline resampling (default 0)")
     yarn.add_argument("--out", required=True, type=Path, metavar="FILE",
-                      help="the settings file (corral-yarn/kwiken-yarn/v1); the pipeline reads <home>/kwiken-yarn.json")
+                      help="the settings file (corral-yarn/kwiken-yarn/v2); the pipeline reads <home>/kwiken-yarn.json")
     yarn.add_argument("--json", action="store_true", help="print the settings as JSON instead of the table")
     yarn.set_defaults(func=_yarn_plan)

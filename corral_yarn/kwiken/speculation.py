@@ -9,15 +9,16 @@ and a speculative copy launched at T (the (1 - r) quantile of task durations, as
 resampling. The cost c_s is the stage's container-seconds per run (N x mean task duration), so a
 budget B is the fraction of the recurring jobs' task container-seconds that copies may add (eq. 5.3).
 
-Hadoop's DefaultSpeculator (3.5) has no timeout: a task gets a copy once every task of its type has a
-container, one (and 5 %) of them finished, and its projected end is later than now + the mean duration
-of the finished ones; one copy per type per scan. What a job's configuration sets is whether each type
-speculates and how many copies may run at once (``settings``).
+Hadoop's DefaultSpeculator (3.5) has no timeout of its own: with its default estimator a task gets a copy
+once every task of its type has a container, one (and 5 %) of them finished, and its projected end is
+later than now + the mean duration of the finished ones, so a budget maps onto copies only loosely.
+Kwiken's settings therefore name our TaskRuntimeEstimator (java_patch, ``KwikenTaskRuntimeEstimator``,
+on the MR AM's classpath), which makes DefaultSpeculator copy a task once it has run past T_s, with
+the caps and the rescan interval set so that the timeout, not a cap or a timer, decides (``settings``).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -30,7 +31,7 @@ from corral_yarn.contracts import Name
 from corral_yarn.kwiken.apportion import spent, sumvar
 from corral_yarn.kwiken.curves import CURVE_POINTS, VarianceCurve, reissued, timeout
 
-SETTINGS_SCHEMA = "corral-yarn/kwiken-yarn/v1"
+SETTINGS_SCHEMA = "corral-yarn/kwiken-yarn/v2"
 DRAWS = 4000  # resampled runs of a stage per point of its curve
 MIN_SAMPLES = 8  # fewer task durations give no usable tail: the stage gets no budget
 TaskType = Literal["map", "reduce"]
@@ -43,6 +44,9 @@ MINIMUM_ALLOWED = "mapreduce.job.speculative.minimum-allowed-tasks"  # default 1
 RETRY_AFTER_SPECULATE = "mapreduce.job.speculative.retry-after-speculate"  # default 15000 ms
 RETRY_AFTER_NO_SPECULATE = "mapreduce.job.speculative.retry-after-no-speculate"  # default 1000 ms
 SCAN_MS = 1000  # Kwiken's jobs rescan at the default no-speculation interval after a copy too
+ESTIMATOR = "yarn.app.mapreduce.am.job.task.estimator.class"  # MRJobConfig.MR_AM_TASK_ESTIMATOR, per job
+KWIKEN_ESTIMATOR = "io.corralyarn.mapreduce.KwikenTaskRuntimeEstimator"
+TIMEOUT_MS = {"map": "corral.kwiken.map.timeout-ms", "reduce": "corral.kwiken.reduce.timeout-ms"}  # T_s, read by it
 
 
 @dataclass(frozen=True)
@@ -60,8 +64,8 @@ class TaskStage:
 
     @property
     def speculatable(self) -> bool:
-        """DefaultSpeculator copies a task only after another of its type finished: a 1-task stage never."""
-        return self.tasks >= 2 and self.durations.size >= MIN_SAMPLES
+        """A stage with too few past durations has no usable tail (Kwiken's estimator copies even a lone task)."""
+        return self.durations.size >= MIN_SAMPLES
 
     @property
     def container_seconds(self) -> float:
@@ -89,24 +93,20 @@ def apportion(stages: Sequence[TaskStage], budget: float, seed: int = 0) -> tupl
     return r, curves
 
 
-def copies_at_once(fraction: float, tasks: int) -> int:
-    """The copies a stage may run at once for a fraction r of its tasks: ceil(r N), at least 1 when r > 0."""
-    return 0 if fraction <= 0 else max(1, math.ceil(fraction * tasks - 1e-9))
+def settings(stages: Sequence[tuple[TaskType, float, int, float | None]]) -> dict[str, str]:
+    """One job's speculation settings for its stages' (type, r_s, N_s, T_s in s or None).
 
-
-def settings(stages: Sequence[tuple[TaskType, float, int]]) -> dict[str, str]:
-    """One job's speculation settings for its stages' (type, r_s, N_s).
-
-    A type speculates iff r_s > 0. DefaultSpeculator lets max(minimum-allowed-tasks, cap-total x N,
-    cap-running x running) copies of a type run at once; both caps 0 and minimum-allowed-tasks the
-    job's largest ceil(r_s N_s) bound it (the key is one per job, so the other type shares it). After
-    a copy it rescans at once rather than after 15 s, so the cap, not a timer, spends the budget.
+    A type speculates iff r_s > 0, through Kwiken's estimator with T_s in ms: DefaultSpeculator then
+    copies a task once it runs past T_s (§3.2.2). It lets max(minimum-allowed-tasks, cap-total x N,
+    cap-running x running) copies of a type run at once: both caps 0 and the minimum the job's largest
+    N_s leave every overdue task its copy; it rescans 1 s after a copy rather than 15 s.
     """
-    props = {SPECULATIVE[t]: "true" if r > 0 else "false" for t, r, _ in stages}
-    allowed = max((copies_at_once(r, n) for _, r, n in stages), default=0)
-    if allowed:
-        props |= {CAP_RUNNING: "0", CAP_TOTAL: "0", MINIMUM_ALLOWED: str(allowed),
+    props = {SPECULATIVE[t]: "true" if r > 0 else "false" for t, r, _, _ in stages}
+    timed = [(t, n, timeout_s) for t, r, n, timeout_s in stages if r > 0 and timeout_s is not None]
+    if timed:
+        props |= {ESTIMATOR: KWIKEN_ESTIMATOR, CAP_RUNNING: "0", CAP_TOTAL: "0", MINIMUM_ALLOWED: str(max(n for _, n, _ in timed)),
                   RETRY_AFTER_SPECULATE: str(SCAN_MS), RETRY_AFTER_NO_SPECULATE: str(SCAN_MS)}
+        props |= {TIMEOUT_MS[t]: str(round(timeout_s * 1000)) for t, _, timeout_s in timed}
     return props
 
 
@@ -122,7 +122,6 @@ class StageSpeculation(_Strict):
     samples: int = Field(ge=1, description="task durations the curve was learned from")
     reissue_fraction: float = Field(ge=0.0, le=1.0, description="r_s: the share of its tasks that may get a speculative copy")
     timeout_s: float | None = Field(ge=0.0, description="T_s, the (1 - r_s) quantile of task durations; null: no copies")
-    copies_at_once: int = Field(ge=0, description="ceil(r_s N_s): speculative copies of this type allowed at once")
     cost_share: float = Field(ge=0.0, le=1.0, description="c_s: the stage's share of the task container-seconds")
     variance: float = Field(ge=0.0, description="V_s(0): variance of the stage's completion (s^2), no copies")
     planned_variance: float = Field(ge=0.0, description="V̄_s(r_s), from the curve's hull")
@@ -139,7 +138,7 @@ class JobSpeculation(_Strict):
 class SpeculationSettings(_Strict):
     """The settings file: per recurring job, the speculation settings of its next submissions."""
 
-    schema_version: Literal["corral-yarn/kwiken-yarn/v1"] = SETTINGS_SCHEMA
+    schema_version: Literal["corral-yarn/kwiken-yarn/v2"] = SETTINGS_SCHEMA
     budget: float = Field(ge=0.0, le=1.0, description="B: extra task container-seconds for copies, a fraction of the jobs'")
     planned_cost: float = Field(ge=0.0, le=1.0, description="sum_s c_s r_s <= B")
     container_seconds: float = Field(ge=0.0, description="sum of c_s before normalising: task container-seconds of one run of every job")
@@ -170,10 +169,10 @@ def plan_speculation(stages: Sequence[TaskStage], budget: float, runs: int, seed
         t = timeout(np.sort(stage.durations), float(r_s))
         jobs.setdefault(stage.job, []).append((stage, StageSpeculation(
             type=stage.type, tasks=stage.tasks, samples=int(stage.durations.size), reissue_fraction=float(r_s),
-            timeout_s=None if np.isinf(t) else float(t), copies_at_once=copies_at_once(float(r_s), stage.tasks),
+            timeout_s=None if np.isinf(t) else float(t),
             cost_share=float(c), variance=float(curve(0.0)), planned_variance=float(curve(float(r_s))))))
     planned = [JobSpeculation(key=key, stages=[s for _, s in pairs],
-                              properties=settings([(s.type, s.reissue_fraction, s.tasks) for _, s in pairs]))
+                              properties=settings([(s.type, s.reissue_fraction, s.tasks, s.timeout_s) for _, s in pairs]))
                for key, pairs in jobs.items()]
     return SpeculationSettings(budget=budget, planned_cost=min(budget, spent(cost, r)), runs=runs,
                                container_seconds=float(cost.sum()),

@@ -195,7 +195,8 @@ def _preload_property(library: Path | None) -> list[str]:
 
 
 def _jars(target: Path) -> tuple[str, str, Path]:
-    """Launcher classpath, container classpath and examples jar, all built by Maven."""
+    """Launcher classpath, container classpath (Hadoop's jars and ours: Kwiken's TaskRuntimeEstimator runs in
+    the MR AM) and examples jar, all built by Maven."""
     plugin = sorted(target.glob("corral-hadoop-*[0-9].jar"))
     launcher = sorted(target.glob("corral-hadoop-*-minicluster.jar"))
     examples = target / "examples" / "hadoop-mapreduce-examples.jar"
@@ -203,7 +204,7 @@ def _jars(target: Path) -> tuple[str, str, Path]:
     if not (plugin and launcher and examples.is_file() and lib.is_dir()):
         raise MiniClusterError(f"java_patch is not built (nothing usable in {target}); run java_patch/build.sh")
     classpath = ":".join([f"{lib}/*", f"{target / 'lib-webapps'}/*", str(plugin[-1]), str(launcher[-1])])
-    return classpath, f"{lib}/*", examples
+    return classpath, f"{lib}/*:{plugin[-1]}", examples
 
 
 def _fresh_base_dir(base: Path) -> Path:

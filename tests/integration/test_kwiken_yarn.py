@@ -1,6 +1,7 @@
 """Kwiken for YARN on the embedded cluster: a recurring job's run is ingested into a history store, Kwiken's
-speculation settings are planned from it, and the pipeline's submit step carries them into the next run's
-configuration (JobHistory's view of its job.xml)."""
+speculation settings are planned from it, the pipeline's submit step carries them into the next run's
+configuration (JobHistory's view of its job.xml), and Kwiken's TaskRuntimeEstimator, loaded by that run's
+MR AM, has DefaultSpeculator copy the maps that run past their timeout."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from corral_yarn.cluster import Cluster
 from corral_yarn.cluster.history import job_id_of
-from corral_yarn.kwiken.speculation import MINIMUM_ALLOWED, SPECULATIVE
+from corral_yarn.kwiken.speculation import ESTIMATOR, KWIKEN_ESTIMATOR, SPECULATIVE, TIMEOUT_MS, settings as speculation_settings
 from corral_yarn.pipeline import execution
 from corral_yarn.pipeline.catalog import RecurringJob
 from corral_yarn.pipeline.history import history_source
@@ -63,12 +64,17 @@ def test_settings_planned_from_the_history_reach_the_next_runs_job_conf(miniclus
     store.append([history_source(cluster).run(first)])
     settings = plan_from_store(store.root, 1.0, keys=[key])
     props = settings.properties(key)
-    assert props[SPECULATIVE["reduce"]] == "false"  # one reduce: DefaultSpeculator could never copy it
-    assert settings.jobs[0].stages[0].tasks >= 2 and settings.jobs[0].stages[0].samples >= 2
+    assert props[SPECULATIVE["reduce"]] == "false"  # one reduce: too few durations for a tail
+    maps = settings.jobs[0].stages[0]
+    assert maps.type == "map" and maps.samples == maps.tasks >= 2
+    # every map past a 0 ms timeout: each gets a copy from the AM's speculator once all maps have containers
+    props |= speculation_settings([("map", 1.0, maps.tasks, 0.0), ("reduce", 0.0, 1, None)])
+    assert props[ESTIMATOR] == KWIKEN_ESTIMATOR and props[TIMEOUT_MS["map"]] == "0"
 
     second = _run(cluster, _planned(entry, racks, base, "second", props), minicluster["examples_jar"])
     before, after = cluster.history.conf(first), cluster.history.conf(second)
     assert all(_same(after.get(k), v) for k, v in props.items()), ({k: after.get(k) for k in props}, props)  # JobHistory's view of the job.xml the AM ran with
-    assert before.get(SPECULATIVE["reduce"]) == "true"  # the cluster's default, which the settings changed
-    if props[SPECULATIVE["map"]] == "true":
-        assert after[MINIMUM_ALLOWED] == props[MINIMUM_ALLOWED] != before.get(MINIMUM_ALLOWED)
+    assert before.get(SPECULATIVE["reduce"]) == "true" and before.get(ESTIMATOR) != KWIKEN_ESTIMATOR  # the cluster's defaults
+    attempts = [a for a in cluster.history.attempts(second) if a.type == "MAP"]
+    tasks = {a.attempt_id.rsplit("_", 1)[0] for a in attempts}
+    assert len(attempts) > len(tasks), [(a.attempt_id, a.state) for a in attempts]  # the AM's speculator made copies

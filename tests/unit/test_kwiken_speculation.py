@@ -18,8 +18,8 @@ from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.errors import InputError
 from corral_yarn.kwiken.apportion import spent
 from corral_yarn.kwiken.speculation import (
-    CAP_RUNNING, CAP_TOTAL, MINIMUM_ALLOWED, RETRY_AFTER_SPECULATE, SpeculationSettings, TaskStage, apportion,
-    copies_at_once, makespan_curve, plan_speculation, settings,
+    CAP_RUNNING, CAP_TOTAL, ESTIMATOR, KWIKEN_ESTIMATOR, MINIMUM_ALLOWED, RETRY_AFTER_SPECULATE, TIMEOUT_MS, SpeculationSettings,
+    TaskStage, apportion, makespan_curve, plan_speculation, settings,
 )
 from corral_yarn.pipeline.speculation import task_stages, with_speculation
 from estimator.records import JobRun, TaskSample
@@ -47,11 +47,11 @@ def test_makespan_curve_matches_hand_computed_variances() -> None:
     assert curve(0.1) < curve(0.0) / 5
 
 
-def test_constant_and_single_task_stages_get_no_budget() -> None:
-    stages = [TaskStage("flat", "map", 4, np.full(20, 3.0)), TaskStage("one", "reduce", 1, TWO_POINT.repeat(2)),
-              TaskStage("tail", "map", 4, TWO_POINT.repeat(2))]
+def test_constant_and_little_known_stages_get_no_budget() -> None:
+    stages = [TaskStage("flat", "map", 4, np.full(20, 3.0)), TaskStage("few", "reduce", 2, TWO_POINT[-4:]),
+              TaskStage("tail", "map", 4, TWO_POINT.repeat(2)), TaskStage("lone", "reduce", 1, TWO_POINT.repeat(2))]
     r, curves = apportion(stages, 0.2)
-    assert r[0] == 0 and r[1] == 0 and r[2] > 0  # DefaultSpeculator cannot copy a stage's only task
+    assert r[0] == 0 and r[1] == 0 and r[2] > 0 and r[3] > 0  # Kwiken's estimator copies even a stage's only task
     assert curves[0](0.0) == 0 and curves[1](1.0) == curves[1](0.0)
     assert spent([s.container_seconds for s in stages], r) <= 0.2 + 1e-9
 
@@ -68,14 +68,15 @@ def test_sumvar_over_task_stages_never_overspends(shapes: list[tuple[int, float,
     assert spent([s.container_seconds for s in stages], r) <= budget + 1e-9
 
 
-def test_settings_map_fractions_onto_hadoop_keys() -> None:
-    assert copies_at_once(0.0, 8) == 0 and copies_at_once(0.01, 8) == 1 and copies_at_once(0.25, 8) == 2 and copies_at_once(0.3, 8) == 3
-    off = settings([("map", 0.0, 8), ("reduce", 0.0, 2)])
+def test_settings_map_fractions_and_timeouts_onto_hadoop_keys() -> None:
+    off = settings([("map", 0.0, 8, None), ("reduce", 0.0, 2, None)])
     assert off == {"mapreduce.map.speculative": "false", "mapreduce.reduce.speculative": "false"}
-    on = settings([("map", 0.25, 8), ("reduce", 0.0, 2)])
+    on = settings([("map", 0.25, 8, 12.3456), ("reduce", 0.0, 2, None)])
     assert on["mapreduce.map.speculative"] == "true" and on["mapreduce.reduce.speculative"] == "false"
-    assert (on[MINIMUM_ALLOWED], on[CAP_RUNNING], on[CAP_TOTAL], on[RETRY_AFTER_SPECULATE]) == ("2", "0", "0", "1000")
-    assert settings([("map", 0.1, 8), ("reduce", 1.0, 3)])[MINIMUM_ALLOWED] == "3"  # one key per job: the larger
+    assert on[ESTIMATOR] == KWIKEN_ESTIMATOR and on[TIMEOUT_MS["map"]] == "12346" and TIMEOUT_MS["reduce"] not in on
+    assert (on[MINIMUM_ALLOWED], on[CAP_RUNNING], on[CAP_TOTAL], on[RETRY_AFTER_SPECULATE]) == ("8", "0", "0", "1000")
+    both = settings([("map", 0.1, 8, 30.0), ("reduce", 1.0, 3, 0.0)])
+    assert both[MINIMUM_ALLOWED] == "8" and both[TIMEOUT_MS["reduce"]] == "0"  # one cap key per job: every overdue task its copy
 
 
 def test_plan_carries_each_jobs_share_and_validates() -> None:
@@ -85,7 +86,8 @@ def test_plan_carries_each_jobs_share_and_validates() -> None:
     assert plan.properties("laggy")["mapreduce.map.speculative"] == "true"
     assert plan.properties("unplanned") == {}
     laggy = plan.jobs[1].stages[0]
-    assert laggy.timeout_s is not None and laggy.planned_variance < laggy.variance and laggy.copies_at_once >= 1
+    assert laggy.timeout_s is not None and laggy.planned_variance < laggy.variance
+    assert plan.properties("laggy")[TIMEOUT_MS["map"]] == str(round(laggy.timeout_s * 1000))
     assert plan.planned_cost <= plan.budget
     with pytest.raises(ValidationError, match="over the budget"):
         SpeculationSettings.model_validate({**plan.model_dump(), "planned_cost": 0.5})
@@ -110,7 +112,7 @@ def test_task_stages_from_history_runs() -> None:
     by_name = {s.name: s for s in stages}
     assert set(by_name) == {"sort/map", "sort/reduce", "wc/map", "wc/reduce"}
     assert by_name["wc/map"].tasks == 4 and by_name["wc/map"].durations.size == 6 + 4 * 4  # median task count, pooled durations
-    assert by_name["sort/reduce"].tasks == 1 and not by_name["sort/reduce"].speculatable
+    assert by_name["sort/reduce"].tasks == 1 and by_name["sort/reduce"].durations.size == 4 and not by_name["sort/reduce"].speculatable
     with pytest.raises(InputError, match="grep"):
         task_stages(_history(np.random.default_rng(0)), keys=["grep"])
 
@@ -128,7 +130,7 @@ def test_cli_yarn_plan_writes_the_settings_file(tmp_path: Path, capsys: pytest.C
     assert main(["kwiken", "yarn-plan", "--history", str(tmp_path / "store"), "--budget", "0.1", "--out", str(out)]) == 0
     assert "wc/map" in capsys.readouterr().out
     doc = json.loads(out.read_text())
-    assert doc["schema_version"] == "corral-yarn/kwiken-yarn/v1" and {j["key"] for j in doc["jobs"]} == {"wc", "sort"}
+    assert doc["schema_version"] == "corral-yarn/kwiken-yarn/v2" and {j["key"] for j in doc["jobs"]} == {"wc", "sort"}
     assert SpeculationSettings.model_validate(doc).properties("sort")["mapreduce.reduce.speculative"] == "false"
 
 
