@@ -32,6 +32,15 @@ class RemoteError(ClusterError):
         super().__init__(f"{service} refused the request{f' ({why})' if why else ''}: {message}")
 
 
+class DataNodeWriteError(ClusterError):
+    """Data sent to a DataNode's WebHDFS (CREATE or APPEND, step two) did not all arrive: the DataNode
+    refused it, broke the write off, or could not be reached. ``datanode`` is its host:port."""
+
+    def __init__(self, datanode: str, cause: ClusterError) -> None:
+        self.datanode = datanode
+        super().__init__(f"writing through DataNode {datanode} failed: {cause}")
+
+
 class ApplicationFailedError(ClusterError):
     """A YARN application ended FAILED or KILLED; carries the RM's diagnostics."""
 

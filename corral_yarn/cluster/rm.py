@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 SERVICE = "ResourceManager"
 FINAL_STATES = ("FINISHED", "FAILED", "KILLED")
 API = "/ws/v1/cluster"
+FALLBACK_BEAN = "Hadoop:service=ResourceManager,name=CorralRackSetFallbacks"  # java_patch RackSetFallbackLog
 
 
 @dataclass(frozen=True)
@@ -184,6 +185,14 @@ class ResourceManager:
     def max_priority(self) -> int:
         """``yarn.cluster.max-application-priority``: YARN caps application priorities at it (0: priorities off)."""
         return int(self.configuration().get("yarn.cluster.max-application-priority", ("0", ""))[0])
+
+    def rack_set_fallbacks(self, app_id: str) -> list[str]:
+        """Why the Corral scheduler lifted (and restored) the application's rack-set restriction (thesis §4.6),
+        oldest first, e.g. ``lifted: 0 of 2 NodeManagers of racks [/rack-c] are live (threshold 0.5)``; empty
+        when it never did, or the RM runs another scheduler or has forgotten (it keeps the latest 1000 events)."""
+        beans = expect(self.rest.get("/jmx", params={"qry": FALLBACK_BEAN}), "beans", service=SERVICE)
+        events = beans[0].get("Events") if beans and isinstance(beans[0], dict) else None
+        return [str(e).split(" ", 1)[1] for e in events or [] if str(e).startswith(f"{app_id} ")]
 
     def nodes(self) -> list[NodeReport]:
         nodes = expect(self.rest.get(API + "/nodes"), "nodes", service=SERVICE)

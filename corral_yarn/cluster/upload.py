@@ -7,6 +7,10 @@ node, so the job's input is spread evenly over R_j and tasks in every rack of R_
 written under ``<target>._COPYING_`` (Hadoop's own name for a copy in progress), checked, then renamed;
 an interrupted upload leaves nothing at the target and a rerun starts the copy over.
 
+When a DataNode of R_j fails under the upload (its WebHDFS write breaks or it cannot be reached; the
+NameNode lists a dead DataNode as live until its heartbeats expire), the file being written through it
+is written again from its start through R_j's other DataNodes, and no later segment is sent to it.
+
 When R_j refuses a writer (a full or decommissioning DataNode), HDFS puts that block's first replica
 elsewhere. The upload then *repairs* the files holding such blocks before the rename: each is written
 again (WebHDFS has no way to move one replica) through DataNodes of R_j other than the ones whose
@@ -28,7 +32,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from corral_yarn.cluster.errors import ClusterError
+from corral_yarn.cluster.errors import ClusterError, DataNodeWriteError
 from corral_yarn.cluster.topology import DataNodeInfo, Topology
 from corral_yarn.cluster.webhdfs import BlockLocation, WebHdfs
 from corral_yarn.errors import InputError
@@ -70,6 +74,7 @@ class PlacementReport:
     rack_set_unavailable: bool = False  # R_j had no live DataNode: uploaded with HDFS's default placement
     blocks_repaired: int = 0  # blocks first written outside R_j, in R_j after their file was rewritten
     files_rewritten: int = 0
+    writers_lost: tuple[str, ...] = ()  # DataNodes of R_j that failed under the upload (their files written again)
 
     @property
     def share_in_rack_set(self) -> float:
@@ -157,14 +162,17 @@ class RackAwareUploader:
         self.client.delete(temp, recursive=True)  # left by an interrupted upload
         if local.is_dir():
             self.client.makedirs(temp)
+        lost: set[str] = set()
         try:
             with tqdm(total=sum(p.size for p in plans), unit="B", unit_scale=True, desc=posixpath.basename(target),
                       disable=not self.progress, file=sys.stderr) as bar:
                 with ThreadPoolExecutor(max_workers=self.threads) as pool:
-                    list(pool.map(lambda p: self._write(p, temp, block, replication, bar), plans))
+                    plans = list(pool.map(lambda p: self._write_file(p, temp, block, replication, bar, datanodes, lost), plans))
             report = self.verify(temp, plans, racks, rack_set_unavailable=not datanodes)
-            if datanodes and report.share_in_rack_set < 1.0:
-                report = self.repair(temp, plans, racks, datanodes, block, replication)
+            alive = [d for d in datanodes if d.name not in lost]
+            if alive and report.share_in_rack_set < 1.0:
+                report = self.repair(temp, plans, racks, alive, block, replication)
+            report = replace(report, writers_lost=tuple(sorted(lost)))
         except BaseException:
             self._discard(temp)
             raise
@@ -191,6 +199,25 @@ class RackAwareUploader:
         self.client.rename(temp, target)  # WebHDFS RENAME answers false, not an error, on failure
         if self.client.status(target, strict=False) is None:
             raise ClusterError(f"could not rename {temp} to {target}")
+
+    def _write_file(self, plan: FilePlan, temp: str, block: int, replication: int | None, bar: tqdm,
+                    datanodes: list[DataNodeInfo], lost: set[str]) -> FilePlan:
+        """Write one file; while a DataNode of R_j fails under it, write it again without the DataNodes lost so far.
+        Returns the plan it was written by."""
+        while True:
+            try:
+                self._write(plan, temp, block, replication, bar)
+                return plan
+            except DataNodeWriteError as exc:  # ends: each new plan leaves out one more DataNode of R_j
+                writer = next((s.datanode for s in plan.segments if s.datanode and s.datanode.http_address == exc.datanode), None)
+                if writer is None:  # a DataNode the NameNode chose failed: no DataNode of R_j to leave out
+                    raise
+                lost.add(writer.name)
+                log.warning("DataNode %s of R_j failed while writing %s (%s); writing it again without it",
+                            writer.name, plan.local, exc)
+            path = posixpath.join(temp, plan.relative) if plan.relative else temp
+            self.client.delete(path)  # the half-written copy (still open: its writer died)
+            plan = plan_segments([(plan.local, plan.relative)], [d for d in datanodes if d.name not in lost], block)[0]
 
     def _write(self, plan: FilePlan, temp: str, block: int, replication: int | None, bar: tqdm) -> None:
         path = posixpath.join(temp, plan.relative) if plan.relative else temp

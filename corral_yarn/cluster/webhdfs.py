@@ -25,7 +25,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import requests
 from hdfs import HdfsError, InsecureClient
 
-from corral_yarn.cluster.errors import ClusterError, MalformedResponseError, RemoteError, UnreachableError
+from corral_yarn.cluster.errors import ClusterError, DataNodeWriteError, MalformedResponseError, RemoteError, UnreachableError
 from corral_yarn.cluster.rest import RestClient, Retry
 
 log = logging.getLogger(__name__)
@@ -119,7 +119,10 @@ class WebHdfs:
         try:
             self.datanodes.send(method, url, data=data)
         except RemoteError as exc:
-            raise RemoteError(f"DataNode {urlsplit(url).netloc}", exc.status, exc.remote_message, exc.exception) from None
+            raise DataNodeWriteError(urlsplit(url).netloc, RemoteError(f"DataNode {urlsplit(url).netloc}", exc.status,
+                                                                       exc.remote_message, exc.exception)) from None
+        except ClusterError as exc:
+            raise DataNodeWriteError(urlsplit(url).netloc, exc) from None
 
 
 def _with_netloc(url: str, netloc: str) -> str:

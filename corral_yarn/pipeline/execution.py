@@ -12,6 +12,7 @@ import json
 import logging
 import posixpath
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -169,11 +170,12 @@ def ingest_run(cluster: Cluster, settings: PipelineSettings, app_id: str) -> str
 
 
 def verify_locality(cluster: Cluster, run: PlannedRun, app_id: str) -> Locality:
-    """The job's container and block-replica shares inside R_j."""
+    """The job's container and block-replica shares inside R_j, and why the scheduler let it out of R_j if it did."""
     job_id = job_id_of(app_id)
     cluster.history.wait_for_job(job_id)
     topology = cluster.topology()
-    return measure(attempt_racks(cluster.history.attempts(job_id), topology), input_blocks(cluster.hdfs, run.hdfs_input), run.racks)
+    locality = measure(attempt_racks(cluster.history.attempts(job_id), topology), input_blocks(cluster.hdfs, run.hdfs_input), run.racks)
+    return replace(locality, rack_set_fallbacks=tuple(cluster.rm.rack_set_fallbacks(app_id)))
 
 
 def record(settings: PipelineSettings, run: PlannedRun, app: AppReport, locality: Locality) -> dict[str, Any]:

@@ -7,6 +7,9 @@ Two shares are measured once the job has finished:
 * **blocks**: of the input's blocks, the share with at least one replica in R_j (Corral's placement
   promise: one replica of each block in R_j), and of all replicas, the share inside R_j — the HDFS
   block placement policy's part.
+
+When containers ran outside R_j, ``rack_set_fallbacks`` says why: the Corral scheduler's reasons for
+lifting the restriction (too few live NodeManagers in R_j, thesis §4.6), as the ResourceManager reports them.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ class Locality:
     replicas: int
     replicas_in_racks: int
     container_racks: dict[str, int]
+    rack_set_fallbacks: tuple[str, ...] = ()  # the scheduler's reasons for lifting R_j (§4.6), oldest first
 
     @property
     def container_share(self) -> float | None:

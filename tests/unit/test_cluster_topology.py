@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+from tqdm import tqdm
 
-from corral_yarn.cluster.errors import ClusterError
+from corral_yarn.cluster.errors import ClusterError, DataNodeWriteError
 from corral_yarn.cluster.rm import NodeReport
 from corral_yarn.cluster.topology import DataNodeInfo, Topology, reconcile
-from corral_yarn.cluster.upload import local_files, plan_segments
+from corral_yarn.cluster.upload import RackAwareUploader, local_files, plan_segments
 from corral_yarn.errors import InputError
 
 GB = 10**9
@@ -119,3 +121,33 @@ def test_local_files_walks_directories_sorted(tmp_path: Path) -> None:
     assert [r for _, r in local_files(tmp_path / "d")] == ["b.txt", "sub/a.txt"]
     with pytest.raises(InputError, match="no such file"):
         local_files(tmp_path / "missing")
+
+
+class BrokenWriters:
+    """A WebHDFS client whose every write through a DataNode breaks off (the failure path of a dead writer)."""
+
+    def __init__(self) -> None:
+        self.writers: list[str | None] = []
+        self.deleted: list[str] = []
+
+    def create_through(self, path: str, data: Any, datanode_http: str | None, **options: Any) -> None:
+        self.writers.append(datanode_http)
+        next(iter(data))
+        raise DataNodeWriteError(datanode_http or "chosen-by-namenode:9864", ClusterError("connection reset"))
+
+    def delete(self, path: str, recursive: bool = False) -> bool:
+        self.deleted.append(path)
+        return True
+
+
+def test_a_file_whose_writers_die_is_tried_once_per_datanode_of_the_rack_set_then_fails(tmp_path: Path) -> None:
+    (tmp_path / "f").write_bytes(b"x" * 4096)
+    nodes = [dn("a1", "/rack-a"), dn("a2", "/rack-a")]
+    client = BrokenWriters()
+    uploader = RackAwareUploader(client, Topology(tuple(nodes), (), ()), progress=False)  # type: ignore[arg-type]
+    plan = plan_segments([(tmp_path / "f", "")], nodes, 1024)[0]
+    lost: set[str] = set()
+    with pytest.raises(DataNodeWriteError, match="chosen-by-namenode"):
+        uploader._write_file(plan, "/t._COPYING_", 1024, None, tqdm(disable=True), nodes, lost)
+    assert sorted(w for w in client.writers[:2] if w) == ["a1:9864", "a2:9864"] and client.writers[2] is None
+    assert lost == {"a1:9866", "a2:9866"} and client.deleted == ["/t._COPYING_"] * 2

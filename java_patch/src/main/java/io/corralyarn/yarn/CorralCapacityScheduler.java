@@ -58,8 +58,9 @@ import org.slf4j.LoggerFactory;
  * O(racks) per application still waiting for its AM container. When the live
  * NodeManagers of R_j fall to {@value #FALLBACK_FRACTION_DEFAULT} (configurable with
  * {@value #FALLBACK_FRACTION_KEY}) or less of the machines ever seen there, or no live node of
- * R_j could hold the AM container, the restriction is lifted for that application (logged and
- * counted in {@link CorralSchedulerMetrics}) and restored once enough NodeManagers are back.
+ * R_j could hold the AM container, the restriction is lifted for that application (logged, counted
+ * in {@link CorralSchedulerMetrics} and kept with its reason in {@link RackSetFallbackLog}) and
+ * restored once enough NodeManagers are back.
  * A malformed tag is logged and the application is scheduled as by the CapacityScheduler. With
  * a grant secret ({@value RackSetGrant#SECRET_KEY} or {@value RackSetGrant#SECRET_FILE_KEY}), a
  * rack set or a priority above the queue's default is honoured only under a valid planner grant
@@ -93,6 +94,7 @@ public class CorralCapacityScheduler extends CapacityScheduler {
   private final RackCensus census = new RackCensus();
   private volatile double fallbackFraction = FALLBACK_FRACTION_DEFAULT;
   private volatile CorralSchedulerMetrics metrics;
+  private final RackSetFallbackLog fallbackLog = new RackSetFallbackLog();
   private volatile RackSetGrant grant;  // null: unsigned mode
   private volatile NodeLatency latency;  // null: no latency ordering
   private final Set<ApplicationId> latencySensitive = ConcurrentHashMap.newKeySet();
@@ -112,6 +114,7 @@ public class CorralCapacityScheduler extends CapacityScheduler {
     LOG.info("Corral tags: {}", grant == null ? "unsigned mode, every rack-set and priority tag is"
         + " trusted (no " + RackSetGrant.SECRET_KEY + ")" : "honoured only with a valid planner grant");
     metrics = CorralSchedulerMetrics.register();
+    fallbackLog.register();
     super.serviceInit(conf);
   }
 
@@ -135,11 +138,17 @@ public class CorralCapacityScheduler extends CapacityScheduler {
   public void serviceStop() throws Exception {
     super.serviceStop();
     CorralSchedulerMetrics.unregister();
+    fallbackLog.unregister();
   }
 
   /** The scheduler's Corral metrics (for tests and monitoring). */
   public CorralSchedulerMetrics getCorralMetrics() {
     return metrics;
+  }
+
+  /** The latest rack-set fallback events with their reasons (also a JMX bean). */
+  public RackSetFallbackLogMXBean getRackSetFallbackLog() {
+    return fallbackLog;
   }
 
   @Override
@@ -392,9 +401,11 @@ public class CorralCapacityScheduler extends CapacityScheduler {
     if (liftReason != null && lifted.add(appId)) {
       metrics.rackSetFallbacks.incr();
       metrics.restrictedApplications.decr();
+      fallbackLog.lifted(appId, liftReason);
       LOG.warn("{}: rack-set restriction lifted, scheduling anywhere: {}", appId, liftReason);
     } else if (liftReason == null && lifted.remove(appId)) {
       metrics.restrictedApplications.incr();
+      fallbackLog.confinedAgain(appId);
       LOG.info("{}: enough NodeManagers back; confined to rack set {} again", appId, racks);
     }
   }

@@ -163,6 +163,10 @@ class CorralCapacitySchedulerTest {
         app.request(10);
         app.awaitAllocated(10);
         assertEquals(before + 1, metrics(cluster).getRackSetFallbacks());
+        List<String> events = List.of(((CorralCapacityScheduler) cluster.resourceManager()
+            .getResourceScheduler()).getRackSetFallbackLog().getEvents());
+        assertTrue(events.contains(app.id() + " lifted: 1 of 2 NodeManagers of racks [/rack-c] are"
+            + " live (threshold 0.5)"), events.toString());
         assertTrue(racksOf(cluster, app.allocatedHosts()).size() >= 2,
             "with one of two rack-c nodes left the app must be able to use other racks");
         assertTrue(app.allocatedHosts().stream().noneMatch(other.host()::equals));
