@@ -31,6 +31,12 @@ def _check_run(operator: str, run: Any) -> None:
         raise _fail(operator, "run", f"lacks {', '.join(missing)}: pass one item of the planned jobs list")
 
 
+def pipeline_run_id(context: Any) -> str:
+    """The id a DAG run holds its period's lock under: ``<dag id>/<run id>``, the same for all its tasks and their retries."""
+    ti = context["ti"]
+    return f"{ti.dag_id}/{ti.run_id}"
+
+
 def _templated(value: Any) -> bool:
     return isinstance(value, str) and "{{" in value
 
@@ -128,13 +134,15 @@ class CorralPlanOperator(BaseOperator):
         from corral_yarn.pipeline import tasks
 
         params = _check_plan(type(self).__name__, {field: getattr(self, field) for field in _PLAN_CHECKS})
-        tasks.ingest_history(params)
-        period_dir = tasks.estimate(params, context.get("data_interval_end"), context.get("logical_date"))
-        planned = tasks.plan(params, period_dir)
-        self.log.info("plan %s: %s %.0f s (lower bound %s s), racks per job %s", planned["plan_id"], planned["objective"],
-                      planned["objective_s"], planned["lower_bound_s"], planned["jobs"])
-        self.log.info("plan report: %s", tasks.report(period_dir))
-        return tasks.publish(params, period_dir)
+        start = tasks.period_start(params.get("period_start"), context.get("data_interval_end"), context.get("logical_date"))
+        with tasks.period_held(params, start, pipeline_run_id(context)):  # one run per period (docs/pipeline.md)
+            tasks.ingest_history(params)
+            period_dir = tasks.estimate(params, start)
+            planned = tasks.plan(params, period_dir)
+            self.log.info("plan %s: %s %.0f s (lower bound %s s), racks per job %s", planned["plan_id"], planned["objective"],
+                          planned["objective_s"], planned["lower_bound_s"], planned["jobs"])
+            self.log.info("plan report: %s", tasks.report(period_dir))
+            return tasks.publish(params, period_dir)
 
 
 class _PlannedRunOperator(BaseOperator):
@@ -154,7 +162,7 @@ class CorralUploadOperator(_PlannedRunOperator):
     def execute(self, context: Any) -> dict[str, Any]:
         from corral_yarn.pipeline import tasks
 
-        return tasks.upload(self.run)
+        return tasks.upload(self.run, run_id=pipeline_run_id(context))
 
 
 class CorralSubmitOperator(_PlannedRunOperator):
@@ -167,7 +175,7 @@ class CorralSubmitOperator(_PlannedRunOperator):
     def execute(self, context: Any) -> dict[str, Any]:
         from corral_yarn.pipeline import tasks
 
-        submitted = tasks.submit(self.run)
+        submitted = tasks.submit(self.run, run_id=pipeline_run_id(context))
         context["ti"].xcom_push(key="app_id", value=submitted["app_id"])  # ``op.output["app_id"]`` for the sensor
         return submitted
 

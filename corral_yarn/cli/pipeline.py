@@ -1,5 +1,5 @@
-"""``corral demo`` (the whole pipeline on the embedded cluster) and ``corral airflow-connections``
-(docs/cli.md; design in docs/pipeline.md)."""
+"""``corral demo`` (the whole pipeline on the embedded cluster), ``corral airflow-connections`` and
+``corral pipeline-lock`` (the periods' run locks on HDFS) (docs/cli.md; design in docs/pipeline.md)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,13 @@ from typing import Any
 
 from tqdm import tqdm
 
+from corral_yarn.cli.cluster import add_cluster_options, cluster_from_args
 from corral_yarn.cli.plan import plan_summary
-from corral_yarn.io import load_cluster, load_plan
+from corral_yarn.cluster.tags import period_id
+from corral_yarn.errors import InputError
+from corral_yarn.io import load_cluster, load_plan, parse_time
 from corral_yarn.minicluster.launcher import load_description
+from corral_yarn.pipeline import lock
 from corral_yarn.pipeline.connections import connection_env
 from corral_yarn.pipeline.demo import DemoPaths, run_demo
 from corral_yarn.pipeline.planning import CLUSTER, PLAN
@@ -56,11 +60,45 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="cluster description (default %(default)s)")
     p.set_defaults(func=_print_connections)
 
+    p = subparsers.add_parser("pipeline-lock", help="show or break the locks that keep one pipeline run per period (on HDFS)",
+                              description="Each pipeline run of a period holds <plans-dir>/locks/<period>.lock on HDFS (docs/pipeline.md, "
+                                          "'One run per period'). 'show' lists them with their holder and heartbeat age; 'break' "
+                                          "deletes one whose run is gone.")
+    commands = p.add_subparsers(dest="lock_command", required=True, metavar="{show,break}")
+    for name, help_ in (("show", "list the period locks, their holders and whether they are stale (JSON)"),
+                        ("break", "delete a period's lock (its holder is printed); the next run of the period takes it")):
+        c = commands.add_parser(name, help=help_)
+        add_cluster_options(c)
+        c.add_argument("--plans-dir", default="/corral/plans", help="HDFS directory of the published plans (default %(default)s)")
+        if name == "break":
+            c.add_argument("period", type=_period, help="the period: its id (20261125T000000Z) or its start (ISO 8601)")
+            c.add_argument("--run-id", help="break it only if this run holds it (<dag id>/<run id>)")
+        c.set_defaults(func=_lock_show if name == "show" else _lock_break)
+
 
 def _print_connections(args: argparse.Namespace) -> int:
     path = args.cluster_json.resolve()
     for name, value in connection_env(load_description(path), source=str(path)).items():
         print(f"export {name}='{value}'")
+    return 0
+
+
+def _period(text: str) -> str:
+    """A period id from the id itself or the period's start time."""
+    try:
+        return period_id(parse_time(text))
+    except InputError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a period id like 20261125T000000Z nor an ISO 8601 time") from None
+
+
+def _lock_show(args: argparse.Namespace) -> int:
+    print(json.dumps(lock.list_locks(cluster_from_args(args).hdfs, args.plans_dir), indent=2, default=str))
+    return 0
+
+
+def _lock_break(args: argparse.Namespace) -> int:
+    holder = lock.break_lock(cluster_from_args(args).hdfs, args.plans_dir, args.period, args.run_id)
+    print(json.dumps({"broken": lock.lock_path(args.plans_dir, args.period), "holder": json.loads(holder.model_dump_json())}, indent=2))
     return 0
 
 

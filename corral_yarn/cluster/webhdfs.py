@@ -31,6 +31,7 @@ from corral_yarn.cluster.rest import RestClient, Retry
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 API = "/webhdfs/v1"
+EXISTS = ("FileAlreadyExistsException", "AlreadyBeingCreatedException")  # what a CREATE with overwrite=false gets on an existing path
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,61 @@ class WebHdfs:
         except (HdfsError, requests.RequestException) as exc:
             raise _cluster_error(exc, f"read {hdfs_path}") from None
 
+    def create_exclusive(self, hdfs_path: str, data: bytes) -> bool:
+        """Create ``hdfs_path`` holding ``data`` unless it exists: True if this call created it. Atomic at the
+        NameNode (a CREATE with overwrite=false: of two writers, the second is refused, with
+        FileAlreadyExistsException, or AlreadyBeingCreatedException while the first still writes it)."""
+        try:
+            self.client.write(hdfs_path, data, overwrite=False)
+        except HdfsError as exc:
+            if exc.exception in EXISTS:
+                return False
+            raise _cluster_error(exc, f"create {hdfs_path}") from None
+        except requests.RequestException as exc:
+            raise _cluster_error(exc, f"create {hdfs_path}") from None
+        return True
+
+    def replace(self, hdfs_path: str, data: bytes) -> bool:
+        """Create or overwrite ``hdfs_path`` with ``data`` in one NameNode operation (CREATE with overwrite=true: the
+        path is never absent); False if another writer is creating it at this moment (AlreadyBeingCreatedException)."""
+        try:
+            self.client.write(hdfs_path, data, overwrite=True)
+        except HdfsError as exc:
+            if exc.exception == "AlreadyBeingCreatedException":
+                return False
+            raise _cluster_error(exc, f"overwrite {hdfs_path}") from None
+        except requests.RequestException as exc:
+            raise _cluster_error(exc, f"overwrite {hdfs_path}") from None
+        return True
+
+    def read_with_id(self, hdfs_path: str) -> tuple[int, int, bytes] | None:
+        """A small file's inode id, modification time (ms) and content, read through its inode so that all
+        three are of the same file; None if it does not exist."""
+        status = self.status(hdfs_path, strict=False)
+        if status is None:
+            return None
+        try:
+            with self.client.read(_inode_path(int(status["fileId"]))) as reader:
+                return int(status["fileId"]), int(status["modificationTime"]), reader.read()
+        except HdfsError as exc:
+            if exc.exception == "FileNotFoundException":  # replaced or deleted since its status was read
+                return None
+            raise _cluster_error(exc, f"read {hdfs_path}") from None
+        except requests.RequestException as exc:
+            raise _cluster_error(exc, f"read {hdfs_path}") from None
+
+    def delete_id(self, file_id: int) -> bool:
+        """Delete exactly the file with this inode id (``/.reserved/.inodes/<id>``): False if it is gone, so a
+        file replaced since it was read is never deleted by mistake."""
+        try:
+            return bool(self.client.delete(_inode_path(file_id)))
+        except HdfsError as exc:
+            if exc.exception == "FileNotFoundException":
+                return False
+            raise _cluster_error(exc, f"delete inode {file_id}") from None
+        except requests.RequestException as exc:
+            raise _cluster_error(exc, f"delete inode {file_id}") from None
+
     def block_size(self) -> int:
         """The NameNode's default block size (``dfs.blocksize``), from ``GETSERVERDEFAULTS``."""
         body = self.namenode.request("GET", f"{API}/", params={"op": "GETSERVERDEFAULTS"})
@@ -123,6 +179,11 @@ class WebHdfs:
                                                                        exc.remote_message, exc.exception)) from None
         except ClusterError as exc:
             raise DataNodeWriteError(urlsplit(url).netloc, exc) from None
+
+
+def _inode_path(file_id: int) -> str:
+    """The NameNode's path of an inode by its id (``fileId`` in a FileStatus)."""
+    return f"/.reserved/.inodes/{file_id}"
 
 
 def _with_netloc(url: str, netloc: str) -> str:

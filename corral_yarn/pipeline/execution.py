@@ -62,6 +62,7 @@ class PlannedRun(BaseModel):
     hdfs_output: str
     speculation: dict[str, str] = {}  # Kwiken's speculation settings for the job's recurring key (docs/kwiken.md)
     latency_function: str | None = None  # a latency-sensitive job's: tagged corral-latency:<it> (docs/rack-tags.md)
+    period_lock: str | None = None  # plans_dir of the period lock its DAG run holds (pipeline.lock), entered by its tasks; None: no lock
 
     @property
     def tags(self) -> CorralTags:

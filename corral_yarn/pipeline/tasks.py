@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from corral_yarn import io
 from corral_yarn.cluster import ApplicationFailedError
 from corral_yarn.errors import CorralError, InputError
 from corral_yarn.io import parse_duration, parse_time
-from corral_yarn.pipeline import execution, outcome, planning
+from corral_yarn.pipeline import execution, lock, outcome, planning
 from corral_yarn.pipeline.catalog import Catalog
 from corral_yarn.pipeline.connections import cluster_from_airflow
 from corral_yarn.pipeline.execution import PlannedRun
@@ -44,6 +45,19 @@ def period_start(given: str | None, *fallbacks: datetime | None) -> datetime:
     start = next((t for t in fallbacks if t is not None), None) or datetime.now(UTC)
     # through ISO text: Airflow's run times are pendulum DateTimes, which the estimator's arithmetic turns naive
     return parse_time(start.isoformat()).astimezone(UTC)
+
+
+@contextmanager
+def period_held(params: dict[str, Any], start: datetime, run_id: str) -> Iterator[lock.Holder]:
+    """Hold the lock of the period starting at ``start`` for the block (docs/pipeline.md, "One run per period")."""
+    with lock.holding(lock.PeriodLock.of(cluster_from_airflow().hdfs, _settings(params).plans_dir, start, run_id)) as holder:
+        yield holder
+
+
+def _enter(run: PlannedRun, run_id: str | None) -> None:
+    """Re-enter (and renew) the period lock the run's DAG run took in ``planned_jobs``; waits, then fails, if another run holds it."""
+    if run.period_lock and run_id:
+        lock.PeriodLock.of(cluster_from_airflow().hdfs, run.period_lock, run.period_start, run_id).acquire()
 
 
 # --- planning DAG ---------------------------------------------------------------------------------
@@ -76,22 +90,36 @@ def publish(params: dict[str, Any], period_dir: str) -> str:
 
 # --- run DAG: one mapped task group per planned job --------------------------------------------
 
-def planned_jobs(params: dict[str, Any]) -> list[dict[str, Any]]:
-    """The published plan's runnable jobs, in prioritization order (the mapped tasks' inputs)."""
+def planned_jobs(params: dict[str, Any], run_id: str | None = None) -> list[dict[str, Any]]:
+    """The published plan's runnable jobs, in prioritization order (the mapped tasks' inputs). With ``run_id``
+    (the bundled ``corral_run``) the DAG run first takes its period's lock, which ``summarize`` releases."""
     settings = _settings(params)
     cluster = cluster_from_airflow()
     published = planning.load_published(cluster, settings, params.get("plan_version"))
-    runs, unknown = execution.planned_runs(published, Catalog.load(settings.catalog), settings)
-    if unknown and not runs:
-        raise InputError(f"none of the plan's {len(unknown)} jobs has an entry in the catalog {settings.catalog}: {', '.join(unknown[:10])}")
-    execution.check_priorities(runs, cluster.rm.max_priority())
-    io.write_atomic(settings.records / published.version / NOT_RUN, json.dumps({"no_catalog_entry": unknown}, indent=2) + "\n")
+    period_lock = lock.PeriodLock.of(cluster.hdfs, settings.plans_dir, published.period.start, run_id) if run_id else None
+    if period_lock:
+        period_lock.acquire()
+    try:
+        runs, unknown = execution.planned_runs(published, Catalog.load(settings.catalog), settings)
+        if unknown and not runs:
+            raise InputError(f"none of the plan's {len(unknown)} jobs has an entry in the catalog {settings.catalog}: {', '.join(unknown[:10])}")
+        execution.check_priorities(runs, cluster.rm.max_priority())
+        io.write_atomic(settings.records / published.version / NOT_RUN, json.dumps({"no_catalog_entry": unknown}, indent=2) + "\n")
+    except BaseException:
+        if period_lock:
+            period_lock.release()  # a retry takes it again
+        raise
+    if period_lock and not runs:
+        period_lock.release()  # nothing to run: no summarize will
     log.info("plan %s: %d jobs to run", published.version, len(runs))
-    return [r.model_dump(mode="json") for r in runs]
+    held = {"period_lock": settings.plans_dir} if period_lock else {}
+    return [r.model_copy(update=held).model_dump(mode="json") for r in runs]
 
 
-def upload(run: dict[str, Any]) -> dict[str, Any]:
-    placed = execution.upload_input(cluster_from_airflow(), PlannedRun.model_validate(run))
+def upload(run: dict[str, Any], run_id: str | None = None) -> dict[str, Any]:
+    planned = PlannedRun.model_validate(run)
+    _enter(planned, run_id)
+    placed = execution.upload_input(cluster_from_airflow(), planned)
     log.info("input of %s: %s", run["name"], json.dumps(placed))
     return run
 
@@ -105,8 +133,10 @@ def start_time(run: dict[str, Any]) -> datetime | None:
     return execution.start_time(PlannedRun.model_validate(run))
 
 
-def submit(run: dict[str, Any]) -> dict[str, Any]:
-    return {**run, "app_id": execution.submit(cluster_from_airflow(), PlannedRun.model_validate(run))}
+def submit(run: dict[str, Any], run_id: str | None = None) -> dict[str, Any]:
+    planned = PlannedRun.model_validate(run)
+    _enter(planned, run_id)
+    return {**run, "app_id": execution.submit(cluster_from_airflow(), planned)}
 
 
 def finished(submitted: dict[str, Any]) -> bool:
@@ -122,9 +152,10 @@ def ingest_run(params: dict[str, Any], submitted: dict[str, Any]) -> dict[str, A
     return submitted
 
 
-def verify(params: dict[str, Any], submitted: dict[str, Any]) -> dict[str, Any]:
+def verify(params: dict[str, Any], submitted: dict[str, Any], run_id: str | None = None) -> dict[str, Any]:
     """Measure and record the job's locality in R_j."""
     cluster, run = cluster_from_airflow(), PlannedRun.model_validate({k: v for k, v in submitted.items() if k != "app_id"})
+    _enter(run, run_id)
     locality = execution.verify_locality(cluster, run, submitted["app_id"])
     doc = execution.record(_settings(params), run, execution.application(cluster, submitted["app_id"]), locality)
     log.info("%s on %s: %d/%d containers and %d/%d blocks in its racks", run.name, ",".join(run.racks),
@@ -132,9 +163,18 @@ def verify(params: dict[str, Any], submitted: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-def summarize(params: dict[str, Any], jobs: list[dict[str, Any]], records: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize(params: dict[str, Any], jobs: list[dict[str, Any]], records: list[dict[str, Any]], run_id: str | None = None) -> dict[str, Any]:
     """Re-render the period's report with what ran and write ``summary.json`` next to the records; raises
-    JobsFailedError if a planned job did not run to its end."""
+    JobsFailedError if a planned job did not run to its end. Releases the period lock the run holds, also on failure."""
+    try:
+        return _summarize(params, jobs, records)
+    finally:
+        if run_id and jobs and jobs[0].get("period_lock"):
+            first = PlannedRun.model_validate(jobs[0])
+            lock.PeriodLock.of(cluster_from_airflow().hdfs, first.period_lock, first.period_start, run_id).release()
+
+
+def _summarize(params: dict[str, Any], jobs: list[dict[str, Any]], records: list[dict[str, Any]]) -> dict[str, Any]:
     directory = _settings(params).records / jobs[0]["version"] if jobs else None
     summary = summary_of(jobs, [r for r in records if r], _not_run(directory))
     if directory:

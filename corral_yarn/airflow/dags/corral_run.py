@@ -5,7 +5,8 @@ in the batch scenario) -> submit (``CorralSubmitOperator``: RM REST, R_j as tags
 by tag) -> wait_for_job (``YarnApplicationSensor``: deferred to the triggerer, no worker slot held) ->
 ingest_history -> verify_locality (containers and block replicas inside R_j, recorded). XCom carries the
 small run record of each job and its application id. A failed job fails only its own group;
-``summarize`` runs anyway and fails the run if any job did not finish. Scheduled by the
+``summarize`` runs anyway and fails the run if any job did not finish. One run per period: ``planned_jobs``
+takes the period's lock on HDFS, the job tasks re-enter it, ``summarize`` releases it. Scheduled by the
 ``corral_published_plan`` Asset. Design: docs/pipeline.md.
 """
 
@@ -14,9 +15,10 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from airflow.sdk import TriggerRule, dag, task, task_group
+from airflow.sdk import TriggerRule, dag, get_current_context, task, task_group
 
-from corral_yarn.airflow.operators import CorralSubmitOperator, CorralUploadOperator, PlannedStartSensor, YarnApplicationSensor
+from corral_yarn.airflow.operators import (CorralSubmitOperator, CorralUploadOperator, PlannedStartSensor, YarnApplicationSensor,
+                                           pipeline_run_id)
 from corral_yarn.pipeline.dag_params import PUBLISHED_PLAN, dag_defaults, run_params
 
 JOB_NAME = "{{ task.run['name'] }}"  # each mapped group's label in the UI: the planned job's name
@@ -30,12 +32,13 @@ JOB_NAME = "{{ task.run['name'] }}"  # each mapped group's label in the UI: the 
     doc_md=__doc__,
 )
 def corral_run() -> None:
-    @task(doc_md="The published plan's runnable jobs in prioritization order: one small run record each (name, R_j, p_j, T_j, "
-                 "input and output paths); jobs without a catalog entry are logged and left out.")
+    @task(doc_md="Takes the period's lock (one run per period; waits, then fails naming the holder), then the published plan's "
+                 "runnable jobs in prioritization order: one small run record each (name, R_j, p_j, T_j, input and output paths); "
+                 "jobs without a catalog entry are logged and left out.")
     def planned_jobs(params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         from corral_yarn.pipeline import tasks
 
-        return tasks.planned_jobs(params or {})
+        return tasks.planned_jobs(params or {}, run_id=pipeline_run_id(get_current_context()))
 
     @task_group
     def run_job(run: dict[str, Any]) -> Any:
@@ -62,18 +65,19 @@ def corral_run() -> None:
         def verify_locality(submitted: dict[str, Any], params: dict[str, Any] | None = None) -> dict[str, Any]:
             from corral_yarn.pipeline import tasks
 
-            return tasks.verify(params or {}, submitted)
+            return tasks.verify(params or {}, submitted, run_id=pipeline_run_id(get_current_context()))
 
         ingested = ingest_history(submitted.output)
         started >> submitted >> waited >> ingested
         return verify_locality(ingested)
 
     @task(trigger_rule=TriggerRule.ALL_DONE, retries=0,
-          doc_md="Totals over the jobs' records into <home>/records/<version>/summary.json; fails if a planned job has no record.")
+          doc_md="Totals over the jobs' records into <home>/records/<version>/summary.json; fails if a planned job has no record. "
+                 "Releases the period's lock.")
     def summarize(jobs: list[dict[str, Any]], records: Any, params: dict[str, Any] | None = None) -> dict[str, Any]:
         from corral_yarn.pipeline import tasks
 
-        return tasks.summarize(params or {}, jobs, list(records))
+        return tasks.summarize(params or {}, jobs, list(records), run_id=pipeline_run_id(get_current_context()))
 
     jobs = planned_jobs()
     summarize(jobs, run_job.expand(run=jobs))
