@@ -277,9 +277,10 @@ class SlotPrioritization(IncrementalPrioritization):
             margin = SAFETY * (best * capacity + abs(blocked) + abs(prefix.area))
             return best * capacity - blocked + prefix.area + margin
         n_jobs = len(self.order)
-        earliest = float(racks.last_start.min())
+        last_starts = racks.last_starts()
+        earliest = float(last_starts.min())
         earliest = earliest if earliest > -math.inf else self.arrival_by_position[0]  # a rack no job used yet: no wait
-        waiting, level = self._waiting_after(prefix, earliest, float(racks.last_start.max()))
+        waiting, level = self._waiting_after(prefix, earliest, float(last_starts.max()))
         margin = SAFETY * (best * n_jobs + prefix.completion_sum + n_jobs * abs(level) + 2.0 * self.arrival_total + abs(prefix.duration_sum))
         limit = best * n_jobs + margin
         return -math.inf if prefix.completion_sum > limit else limit - prefix.completion_sum - waiting + prefix.duration_sum

@@ -167,3 +167,29 @@ def test_many_identical_small_jobs_share_racks(scenario: Scenario) -> None:
 def test_rejects_a_slot_demand_it_cannot_plan() -> None:
     with pytest.raises(PlanningError, match="slot demand"):
         fast.plan("batch", np.ones((2, 2)), np.zeros(2), slots=SlotDemand(np.array([[1, 2], [3, 1]]), 2))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_slot_prioritization_splitting_rows_of_racks_in_one_state(seed: int) -> None:
+    # slots.RackSlots keeps racks in the same state in one row and splits a row when a job takes part
+    # of it: integer durations and equal widths make ties in F_i across rows, which the (F_i, i) rule
+    # breaks by rack index, interleaving the rows' racks
+    rng = np.random.default_rng(seed)
+    n_jobs, n_racks, capacity = 14, 9, 4
+    latency = rng.integers(1, 4, size=(n_jobs, n_racks)).astype(float)
+    sharing = SlotDemand(rng.integers(1, capacity + 1, size=(n_jobs, n_racks)), capacity)
+    counts = rng.choice([1, 2, 3, 5, n_racks], size=n_jobs)
+    for scenario in SCENARIOS:
+        arrival = rng.integers(0, 5, size=n_jobs).astype(float)
+        expected = reference.prioritize(scenario, latency, arrival, counts, slots=sharing)
+        assert slots.prioritize(scenario, latency, arrival, counts, list(expected.order), sharing).same_as(expected), (seed, scenario)
+
+
+def test_racks_in_one_state_share_a_row() -> None:
+    racks = slots.RackSlots(400, 8)
+    for need in (3, 2, 1):  # full-width jobs keep every rack in the same state
+        racks.place(0.0, need, 400, 5.0)
+    assert racks.rows == 1
+    start, chosen = racks.place(0.0, 3, 150, 1.0)  # 6 + 3 > 8: waits for them to end; F_i ties: racks 0..149
+    assert start == 5.0 and chosen.tolist() == list(range(150)) and racks.rows == 2
+    assert racks.earliest(0.0, 8).tolist() == [6.0] * 150 + [5.0] * 250 and racks.last_starts().tolist() == [5.0] * 150 + [0.0] * 250
