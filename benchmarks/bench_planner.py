@@ -6,7 +6,7 @@ arrivals are uniform over one hour, as in the thesis's online experiments (§4.5
 Times are seconds of ``plan`` alone (the latency table is built beforehand): wall-clock, and the
 process's CPU time next to it, steadier when other work shares the 2 cores (see the load averages).
 
-  (a) target_500x100: fast planner, 500 jobs x 100 racks (target <= 1 s), median of 3 runs;
+  (a) target_500x100: fast planner, 500 jobs x 100 racks (target <= 1 s), median of --repeats runs (3);
   (b) vs_reference: fast and reference on the same smaller instances (the reference is O(J^2 R^2)),
       with the plans checked equal, and the reference time at 500 x 100 extrapolated as J^2 R^2;
   (c) target_2000x400: fast planner, 2000 jobs x 400 racks (issue 13: <= 1 s batch, <= 2 s online);
@@ -26,7 +26,9 @@ Every figure of (a), (b), (c), (e) and (f) is measured in both sharing modes sid
 40 machines x 8 map slots = 320 slots); the slots-mode reference is slower still, so it is compared
 at smaller sizes (SLOT_REFERENCE_SIZES).
 
-Usage: python benchmarks/bench_planner.py [--full] [--cap SECONDS] [--skip-reference] [--skip-large]
+``--only`` runs some of them (e.g. ``--only target_2000x400 large`` for the issue's targets on a busy machine).
+
+Usage: python benchmarks/bench_planner.py [--full] [--cap SECONDS] [--skip-reference] [--skip-large] [--only SECTION ...]
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ REFERENCE_SIZES = [(100, 20), (200, 40)]
 SLOT_REFERENCE_SIZES = [(50, 10), (100, 20)]
 FULL_GRID = ([100, 500, 1000, 2000, 5000], [10, 100, 400, 1000])
 DEFAULT_GRID = ([100, 500, 1000, 2000], [10, 100, 400])
+SECTIONS = ("target_500x100", "vs_reference", "target_2000x400", "lp_gap", "scaling", "large")
 
 
 def instance(n_jobs: int, n_racks: int, scenario: Scenario, sharing: str = "whole-rack", seed: int = 0) -> tuple[np.ndarray, np.ndarray, SlotDemand | None]:
@@ -189,6 +192,8 @@ def main() -> None:
     parser.add_argument("--skip-reference", action="store_true", help="leave out the reference planner (about 2 min)")
     parser.add_argument("--skip-large", action="store_true", help="leave out 10,000 jobs x 1,000 racks online (about a minute, 2 GB, per sharing mode)")
     parser.add_argument("--large-cap", type=float, default=600.0, help="timeout of the 10,000 x 1,000 cell, per sharing mode (s)")
+    parser.add_argument("--only", nargs="+", choices=SECTIONS, help="run only these sections")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per target figure (the median is reported)")
     parser.add_argument("--cell", nargs=4, metavar=("JOBS", "RACKS", "SCENARIO", "SHARING"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.cell:
@@ -196,17 +201,24 @@ def main() -> None:
         return
     started = time.perf_counter()
     grid = FULL_GRID if args.full else DEFAULT_GRID
+    skipped = {"vs_reference"} if args.skip_reference else set()
+    run = set(args.only or SECTIONS) - skipped - ({"large"} if args.skip_large else set())
     figures: dict[str, Any] = {
         "benchmark": "planner",
-        "ran": {"full_grid": args.full, "cap_s": args.cap, "reference": not args.skip_reference, "grid_jobs": grid[0], "grid_racks": grid[1], "cores": os.cpu_count(), "load_average_1min_at_start": round(os.getloadavg()[0], 1)},
-        "target_500x100": {**target(500, 100, repeats=3), "target_s": 1.0},
+        "ran": {"full_grid": args.full, "cap_s": args.cap, "reference": "vs_reference" in run, "sections": [s for s in SECTIONS if s in run], "repeats": args.repeats, "grid_jobs": grid[0],
+                "grid_racks": grid[1], "cores": os.cpu_count(), "load_average_1min_at_start": round(os.getloadavg()[0], 1)},
     }
-    if not args.skip_reference:
+    if "target_500x100" in run:
+        figures["target_500x100"] = {**target(500, 100, repeats=args.repeats), "target_s": 1.0}
+    if "vs_reference" in run:
         figures["vs_reference"] = vs_reference()
-    figures["target_2000x400"] = {**target(2000, 400, repeats=3), "target_s": {"batch": 1.0, "online": 2.0}}
-    figures["lp_gap"] = lp_gaps()
-    figures["scaling"] = scaling(grid, args.cap)
-    if not args.skip_large:
+    if "target_2000x400" in run:
+        figures["target_2000x400"] = {**target(2000, 400, repeats=args.repeats), "target_s": {"batch": 1.0, "online": 2.0}}
+    if "lp_gap" in run:
+        figures["lp_gap"] = lp_gaps()
+    if "scaling" in run:
+        figures["scaling"] = scaling(grid, args.cap)
+    if "large" in run:
         figures["large_10000x1000_online"] = {sharing: large_cell(sharing, args.large_cap) for sharing in SHARING} | {"jobs": 10_000, "racks": 1_000, "goal_s": 60.0}
     figures["total_s"] = round(time.perf_counter() - started, 1)
     figures["load_average_1min_at_end"] = round(os.getloadavg()[0], 1)
