@@ -5,6 +5,11 @@ plan/job identity as application tags (:mod:`corral_yarn.cluster.tags`), p_j as 
 Submission is idempotent: an application already tagged with this plan and job is returned instead
 of submitting a second one, and the application id fixed by ``new-application`` makes a re-sent POST
 a duplicate the RM refuses rather than a second application.
+
+A restarting ResourceManager (work-preserving recovery, docs/reliability.md) first refuses connections,
+then answers before it has recovered its applications: an unknown application or an empty search is
+trusted only from an RM whose ``haState`` is ACTIVE, otherwise it is an :class:`UnreachableError` (never
+a resubmission), and :meth:`ResourceManager.wait` polls through such an outage for up to ``outage_s``.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ SERVICE = "ResourceManager"
 FINAL_STATES = ("FINISHED", "FAILED", "KILLED")
 API = "/ws/v1/cluster"
 FALLBACK_BEAN = "Hadoop:service=ResourceManager,name=CorralRackSetFallbacks"  # java_patch RackSetFallbackLog
+OUTAGE_S = 120.0  # how long a wait polls through a ResourceManager that cannot answer
 
 
 @dataclass(frozen=True)
@@ -207,13 +213,31 @@ class ResourceManager:
         return str(expect(self.rest.request("POST", API + "/apps/new-application"), "application-id", service=SERVICE))
 
     def application(self, app_id: str) -> AppReport:
-        return _app(expect(self.rest.get(f"{API}/apps/{app_id}"), "app", service=SERVICE))
+        """The application's report; an RM that does not know it yet because it is still starting (recovering
+        its applications) is an UnreachableError, one that is ACTIVE and does not know it a RemoteError (404)."""
+        try:
+            return _app(expect(self.rest.get(f"{API}/apps/{app_id}"), "app", service=SERVICE))
+        except RemoteError as exc:
+            if exc.status == 404:
+                self.require_active(f"it does not know {app_id} yet")
+            raise
 
     def find(self, tags: CorralTags) -> list[AppReport]:
-        """Applications tagged with this plan and job, oldest first."""
+        """Applications tagged with this plan and job, oldest first (none: only from an ACTIVE RM)."""
         apps = self.rest.get(API + "/apps", params={"applicationTags": tags.encode()[0]})
         found = [_app(a) for a in _items(expect(apps, "apps", service=SERVICE), "app")]
+        if not found:
+            self.require_active(f"no application tagged {tags.plan_id}/{tags.job} may mean one not recovered yet")
         return sorted((a for a in found if (c := a.corral) and c.matches(tags)), key=lambda a: a.app_id)
+
+    def require_active(self, why: str) -> None:
+        """Raise an UnreachableError unless the RM is ACTIVE (a restarted RM answers before it has recovered)."""
+        try:
+            state = str(self.cluster_info().get("haState", "ACTIVE"))
+        except (RemoteError, MalformedResponseError):  # no state to go by: the answer stands
+            return
+        if state != "ACTIVE":
+            raise UnreachableError(f"{SERVICE} at {self.rest.base_url} is {state}, not ACTIVE (restarting?): {why}")
 
     def user(self) -> str:
         """The user the RM takes our requests to come from (``/userinfo``: ``user.name`` or its static web user)."""
@@ -276,9 +300,12 @@ class ResourceManager:
             raise
         return True
 
-    def wait(self, app_id: str, timeout_s: float = 600.0, poll_s: float = 1.0) -> AppReport:
-        """Poll until the application ends; raises ApplicationFailedError unless it FINISHED/SUCCEEDED."""
-        report = self._ended(app_id, timeout_s, poll_s)
+    def wait(self, app_id: str, timeout_s: float = 600.0, poll_s: float = 1.0, outage_s: float = OUTAGE_S) -> AppReport:
+        """Poll until the application ends; raises ApplicationFailedError unless it FINISHED/SUCCEEDED.
+
+        An RM that cannot answer (down, restarting) is polled again for up to ``outage_s`` in a row; then
+        the UnreachableError says for how long it could not."""
+        report = self._ended(app_id, timeout_s, poll_s, outage_s)
         if not report.succeeded:
             raise ApplicationFailedError(app_id, f"{report.state}/{report.final_status}", report.diagnostics)
         return report
@@ -288,13 +315,25 @@ class ResourceManager:
         self.rest.request("PUT", f"{API}/apps/{app_id}/state", body={"state": "KILLED"}, accept_empty=True)
         return self._ended(app_id, timeout_s, poll_s)
 
-    def _ended(self, app_id: str, timeout_s: float, poll_s: float) -> AppReport:
+    def _ended(self, app_id: str, timeout_s: float, poll_s: float, outage_s: float = OUTAGE_S) -> AppReport:
         deadline = time.monotonic() + timeout_s
-        while not (report := self.application(app_id)).done:
+        while not (report := self._through_outage(app_id, outage_s)).done:
             if time.monotonic() > deadline:
                 raise ClusterError(f"application {app_id} is still {report.state} after {timeout_s:.0f} s")
             time.sleep(poll_s)
         return report
+
+    def _through_outage(self, app_id: str, outage_s: float) -> AppReport:
+        """The application's report, polling through an RM outage of up to ``outage_s``."""
+        since = time.monotonic()
+        while True:
+            try:
+                return self.application(app_id)
+            except UnreachableError as exc:
+                if (down := time.monotonic() - since) >= outage_s:
+                    raise UnreachableError(f"{SERVICE} could not report {app_id} for {down:.0f} s: {exc}") from None
+                log.warning("%s unavailable while waiting for %s (%s); polling again", SERVICE, app_id, exc)
+                time.sleep(1.0)
 
     def attempts(self, app_id: str) -> list[AttemptReport]:
         """Every attempt of the application with its AM container (start = when the attempt began)."""

@@ -42,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     channel = sub.add_parser("control", help="send one command to a running cluster's control channel (e.g. stop-datanode HOST)")
     channel.add_argument("--description", type=Path, default=DEFAULT_BASE_DIR / "cluster.json", help="description JSON (default %(default)s)")
     channel.add_argument("words", nargs="+", metavar="COMMAND [ARG ...]",
-                         help="stop-nodemanager|start-nodemanager|stop-datanode|start-datanode HOST, ...")
+                         help="stop-nodemanager|start-nodemanager|stop-datanode|start-datanode HOST, restart-resourcemanager, restart-namenode")
     return parser
 
 

@@ -73,6 +73,12 @@ class Faults:
         self.stopped.remove((daemon, host))
         return detail
 
+    def restart(self, daemon: str) -> str:
+        """Restart a master (``resourcemanager`` or ``namenode``) on its ports and state, in one command: one fault."""
+        detail = control(self.description, f"restart-{daemon}")
+        self.injected += 1
+        return detail
+
     def restore(self) -> None:
         for daemon, host in reversed(list(self.stopped)):
             self.start(daemon, host)

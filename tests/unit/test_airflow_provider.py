@@ -167,12 +167,21 @@ def test_sensor_result_fails_unless_the_application_succeeded() -> None:
 class FakeRm:
     """An HTTP server on 127.0.0.1 answering GET /ws/v1/cluster/apps/<id> from a script of (status, state)."""
 
-    def __init__(self, script: list[tuple[int, str]]) -> None:
+    def __init__(self, script: list[tuple[int, str]], ha_states: list[str] | None = None) -> None:
         self.script, self.requests = list(script), []
+        self.ha_states = list(ha_states or [])  # GET /ws/v1/cluster/info's haState, in turn (none: scripted as any path)
         rm = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                if self.path.endswith("/info") and rm.ha_states:
+                    state = rm.ha_states.pop(0) if len(rm.ha_states) > 1 else rm.ha_states[0]
+                    body = json.dumps({"clusterInfo": {"haState": state}}).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
                 rm.requests.append(self.path)
                 status, state = rm.script.pop(0) if len(rm.script) > 1 else rm.script[0]
                 body = json.dumps({"app": {"id": APP, "state": state, "finalStatus": "SUCCEEDED" if state == "FINISHED" else "UNDEFINED",
@@ -192,7 +201,7 @@ class FakeRm:
 
 @pytest.fixture
 def fake_rm(request: pytest.FixtureRequest) -> Iterator[FakeRm]:
-    rm = FakeRm(request.param)
+    rm = FakeRm(*request.param) if isinstance(request.param, tuple) else FakeRm(request.param)
     thread = threading.Thread(target=rm.server.serve_forever, daemon=True)
     thread.start()
     yield rm
@@ -219,11 +228,34 @@ def test_trigger_reports_an_unknown_application(fake_rm: FakeRm) -> None:
     assert payload["status"] == "error" and f"knows no application {APP}" in str(payload["message"])
 
 
+@pytest.mark.parametrize("fake_rm", [([(200, "RUNNING"), (404, "not found"), (404, "not found"), (200, "FINISHED")],
+                                      ["INITIALIZING", "ACTIVE"])], indirect=True)
+def test_trigger_waits_through_a_restarting_rm_that_does_not_know_the_application_yet(fake_rm: FakeRm) -> None:
+    """A restarted RM answers 404 until it has recovered its applications (haState not ACTIVE yet): poll
+    again. The second 404 comes from an ACTIVE RM, so the trigger then reports the application unknown."""
+    payload = asyncio.run(_first_event(YarnApplicationTrigger(fake_rm.url, APP, poll_interval_s=0.01)))
+    assert payload["status"] == "error" and f"knows no application {APP}" in str(payload["message"])
+    assert len(fake_rm.requests) == 3
+
+
+@pytest.mark.parametrize("fake_rm", [([(200, "RUNNING"), (404, "not found"), (200, "RUNNING"), (200, "FINISHED")],
+                                      ["INITIALIZING"])], indirect=True)
+def test_trigger_ends_with_the_application_after_an_rm_restart(fake_rm: FakeRm) -> None:
+    payload = asyncio.run(_first_event(YarnApplicationTrigger(fake_rm.url, APP, poll_interval_s=0.01)))
+    assert payload["status"] == "ended" and payload["state"] == "FINISHED"
+
+
+@pytest.mark.parametrize("fake_rm", [([(503, "restarting")], None)], indirect=True)
+def test_trigger_gives_up_after_an_outage_longer_than_its_bound(fake_rm: FakeRm) -> None:
+    payload = asyncio.run(_first_event(YarnApplicationTrigger(fake_rm.url, APP, poll_interval_s=0.01, outage_s=0.2)))
+    assert payload["status"] == "error" and "could not report" in str(payload["message"])
+
+
 def test_trigger_serializes_to_what_rebuilds_it() -> None:
-    path, kwargs = YarnApplicationTrigger("http://rm:8088/", APP, 5.0).serialize()
+    path, kwargs = YarnApplicationTrigger("http://rm:8088/", APP, 5.0, outage_s=30.0).serialize()
     module, _, name = path.rpartition(".")
     rebuilt = getattr(import_module(module), name)(**kwargs)
-    assert (rebuilt.rm_url, rebuilt.app_id, rebuilt.poll_interval_s) == ("http://rm:8088", APP, 5.0)
+    assert (rebuilt.rm_url, rebuilt.app_id, rebuilt.poll_interval_s, rebuilt.outage_s) == ("http://rm:8088", APP, 5.0, 30.0)
 
 
 # --- a planned job's settings for the user's own framework ------------------------------------------

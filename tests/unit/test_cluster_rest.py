@@ -192,3 +192,45 @@ def test_with_a_grant_secret_the_submission_carries_the_planner_grant_of_the_rm_
     many = CorralTags("plan-1", "wc", tuple(f"/dc{i}/rack-{i:02d}" for i in range(45)))
     with pytest.raises(InputError, match="need 11 tags, more than YARN's default 10"):
         rm.submit(dataclasses.replace(submission(), tags=many))
+
+
+# --- a restarting ResourceManager (work-preserving recovery, docs/reliability.md) -------------------
+
+INITIALIZING = ok({"clusterInfo": {"haState": "INITIALIZING"}})
+ACTIVE = ok({"clusterInfo": {"haState": "ACTIVE"}})
+
+
+def test_no_application_found_on_an_rm_not_active_yet_is_no_licence_to_resubmit(service: FakeService) -> None:
+    """A restarted RM lists no application until it has recovered them: submitting then would duplicate one."""
+    service.on("GET", "/ws/v1/cluster/apps", ok({"apps": None}))
+    service.on("GET", "/ws/v1/cluster/info", INITIALIZING)
+    service.on("GET", "/ws/v1/cluster/scheduler", ok(SCHEDULER))
+    rm = ResourceManager(service.url, retry=NO_WAIT)
+    with pytest.raises(UnreachableError, match="INITIALIZING, not ACTIVE"):
+        rm.existing(TAGS)
+    with pytest.raises(UnreachableError, match="not ACTIVE"):
+        rm.submit(submission())
+    assert not any(path.endswith("new-application") for _, path, _ in service.requests)
+    service.on("GET", "/ws/v1/cluster/info", ACTIVE)
+    assert rm.existing(TAGS) is None
+
+
+def test_wait_polls_through_an_rm_restart(service: FakeService) -> None:
+    gone = (404, json.dumps({"RemoteException": {"exception": "NotFoundException", "message": "app not found"}}))
+    service.on("GET", "/ws/v1/cluster/apps/application_1_0001", ok(app("application_1_0001", "RUNNING")), None, gone,
+               ok({"app": {**app("application_1_0001", "FINISHED")["app"], "finalStatus": "SUCCEEDED"}}))
+    service.on("GET", "/ws/v1/cluster/info", INITIALIZING)
+    report = ResourceManager(service.url, retry=Retry(attempts=1)).wait("application_1_0001", poll_s=0.01)
+    assert report.state == "FINISHED"
+
+
+def test_wait_gives_up_after_an_outage_longer_than_its_bound(service: FakeService) -> None:
+    service.on("GET", "/ws/v1/cluster/apps/application_1_0001", None)
+    with pytest.raises(UnreachableError, match=r"could not report application_1_0001 for \d+ s"):
+        ResourceManager(service.url, retry=Retry(attempts=1)).wait("application_1_0001", poll_s=0.01, outage_s=0.5)
+
+
+def test_an_active_rm_that_does_not_know_the_application_is_a_remote_error(service: FakeService) -> None:
+    service.on("GET", "/ws/v1/cluster/info", ACTIVE)
+    with pytest.raises(RemoteError, match="HTTP 404"):
+        ResourceManager(service.url, retry=NO_WAIT).application("application_1_0009")

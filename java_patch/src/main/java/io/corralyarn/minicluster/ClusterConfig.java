@@ -74,6 +74,10 @@ final class ClusterConfig {
     // about its load; with considerLoad an upload's own pipeline made its rack's nodes "busier than
     // twice the average", and the NameNode put R_j's replica on another rack (thesis §4.1).
     c.put("dfs.namenode.redundancy.considerLoad", "false");
+    // HDFS clients (tasks, AMs) ride out a NameNode restart: a dropped connection, a refused one or
+    // safe mode is retried every second up to 15 times, instead of failing the call at once
+    c.put("dfs.client.retry.policy.enabled", "true");
+    c.put("dfs.client.retry.policy.spec", "1000,15");
     return c;
   }
 
@@ -103,7 +107,7 @@ final class ClusterConfig {
     c.put("yarn.scheduler.minimum-allocation-mb", "128");
     c.put("yarn.scheduler.maximum-allocation-mb", String.valueOf(options.nodeMemoryMb()));
     c.put("yarn.resourcemanager.nodemanagers.heartbeat-interval-ms", "250");
-    c.put("yarn.resourcemanager.recovery.enabled", "false");
+    c.putAll(recovery(baseDir));
     c.put("yarn.nodemanager.resource.memory-mb", String.valueOf(options.nodeMemoryMb()));
     c.put("yarn.nodemanager.resource.cpu-vcores", String.valueOf(options.nodeVcores()));
     c.put("yarn.nodemanager.vmem-check-enabled", "false");
@@ -120,6 +124,25 @@ final class ClusterConfig {
     if (!applicationClasspath.isEmpty()) {
       c.put("yarn.application.classpath", classpath(confDir, applicationClasspath));
     }
+    return c;
+  }
+
+  /**
+   * ResourceManager restart with work-preserving recovery (docs/minicluster.md): applications kept
+   * in a LevelDB state store under the base directory, running containers taken back from the
+   * NodeManagers as they register again; clients, AMs and NodeManagers retry the RM every second.
+   */
+  private static Map<String, String> recovery(Path baseDir) {
+    Map<String, String> c = new LinkedHashMap<>();
+    c.put("yarn.resourcemanager.recovery.enabled", "true");
+    c.put("yarn.resourcemanager.work-preserving-recovery.enabled", "true");
+    c.put("yarn.resourcemanager.store.class",
+        "org.apache.hadoop.yarn.server.resourcemanager.recovery.LeveldbRMStateStore");
+    c.put("yarn.resourcemanager.leveldb-state-store.path", dir(baseDir, "yarn", "rm-state"));
+    // no new containers for this long after a restart, while the NodeManagers register again
+    c.put("yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms", "5000");
+    c.put("yarn.resourcemanager.connect.retry-interval.ms", "1000");
+    c.put("yarn.nodemanager.recovery.enabled", "true");
     return c;
   }
 
@@ -191,7 +214,7 @@ final class ClusterConfig {
     return c;
   }
 
-  /** A NodeManager's configuration: its own address, ports and directories. */
+  /** A NodeManager's configuration: its own address, ports and directories (recovery's too). */
   static Configuration nodeManager(Configuration base, ClusterLayout.Node node, Path baseDir) {
     Configuration c = new Configuration(base);
     String host = node.host();
@@ -201,7 +224,7 @@ final class ClusterConfig {
     c.set("yarn.nodemanager.webapp.address", host + ":" + freePort(host));
     c.set("yarn.nodemanager.local-dirs", dir(baseDir, "yarn", host, "local"));
     c.set("yarn.nodemanager.log-dirs", dir(baseDir, "yarn", host, "logs"));
-    c.set("yarn.nodemanager.recovery.enabled", "false");
+    c.set("yarn.nodemanager.recovery.dir", dir(baseDir, "yarn", host, "recovery"));
     return c;
   }
 }

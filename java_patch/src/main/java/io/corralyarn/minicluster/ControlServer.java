@@ -71,6 +71,14 @@ public final class ControlServer implements AutoCloseable {
     c.put("start-nodemanager", args -> cluster.restartNodeManager(worker(cluster, args)));
     c.put("stop-datanode", args -> cluster.stopDataNode(worker(cluster, args)));
     c.put("start-datanode", args -> cluster.restartDataNode(worker(cluster, args)));
+    c.put("restart-resourcemanager", args -> {
+      noArguments(args);
+      return cluster.restartResourceManager();
+    });
+    c.put("restart-namenode", args -> {
+      noArguments(args);
+      return cluster.restartNameNode();
+    });
     return c;
   }
 
@@ -141,6 +149,12 @@ public final class ControlServer implements AutoCloseable {
 
   private static String oneLine(String text) {
     return text.replaceAll("[\\r\\n]+", " ").trim();
+  }
+
+  private static void noArguments(List<String> args) {
+    if (!args.isEmpty()) {
+      throw new IllegalArgumentException("expected no argument, got " + args.size());
+    }
   }
 
   private static ClusterLayout.Node worker(EmbeddedCluster cluster, List<String> args) {

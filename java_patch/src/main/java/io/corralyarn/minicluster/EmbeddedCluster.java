@@ -70,7 +70,8 @@ public final class EmbeddedCluster implements AutoCloseable {
   private final List<NodeManager> nodeManagers = new ArrayList<>();
   private final List<ClusterLayout.Node> nodeManagerHosts = new ArrayList<>();
   // per worker host: the configuration its DataNode / NodeManager first started with (a restart
-  // reuses it, so the daemon comes back on the same ports and the description stays true)
+  // reuses it, so the daemon comes back on the same ports and the description stays true; NodeManager
+  // recovery needs them fixed)
   private final Map<String, Configuration> dataNodeConfs = new HashMap<>();
   private final Map<String, Configuration> nodeManagerConfs = new HashMap<>();
   private NameNode nameNode;
@@ -161,24 +162,69 @@ public final class EmbeddedCluster implements AutoCloseable {
     for (ClusterLayout.Node node : layout.nodes()) {
       startDataNode(node);
     }
-    int expected = layout.nodes().size();
+    awaitHdfs();
+  }
+
+  /** Waits until every running DataNode is registered and the NameNode is out of safe mode. */
+  private void awaitHdfs() throws InterruptedException {
+    int expected = dataNodes.size();
     await("all " + expected + " DataNodes registered and the NameNode out of safe mode",
         () -> nameNode.getNamesystem().getNumLiveDataNodes() == expected
             && !nameNode.isInSafeMode()
             && dataNodes.stream().allMatch(DataNode::isDatanodeFullyStarted));
   }
 
+  /**
+   * Stops the NameNode and starts it again on the same ports and metadata directory (no format);
+   * returns once every running DataNode has registered again and safe mode is over.
+   */
+  public synchronized String restartNameNode() throws IOException, InterruptedException {
+    if (nameNode == null) {
+      throw new IllegalStateException("this cluster runs no NameNode");
+    }
+    LOG.info("Restarting the NameNode");
+    long begin = System.nanoTime();
+    nameNode.stop();
+    nameNode.join();
+    nameNode = NameNode.createNameNode(new String[0], new Configuration(base));
+    awaitHdfs();
+    return "NameNode restarted in " + (System.nanoTime() - begin) / 1_000_000L + " ms; "
+        + dataNodes.size() + " DataNodes live, out of safe mode";
+  }
+
   private void startYarn() throws InterruptedException {
+    startResourceManager();
+    for (ClusterLayout.Node node : layout.nodes()) {
+      startNodeManager(node);
+    }
+    awaitRunningNodeManagers(layout.nodes().size());
+  }
+
+  private void startResourceManager() {
     // Resource types (and so the minimum allocation) are JVM-wide and fixed by whichever
     // configuration touched them first; make it this cluster's.
     ResourceUtils.resetResourceTypes(new Configuration(base));
     resourceManager = new ResourceManager();
     resourceManager.init(new Configuration(base));
     resourceManager.start();
-    for (ClusterLayout.Node node : layout.nodes()) {
-      startNodeManager(node);
-    }
-    awaitRunningNodeManagers(layout.nodes().size());
+  }
+
+  /**
+   * Stops the ResourceManager and starts a new one on the same ports and state store: with
+   * work-preserving recovery (docs/minicluster.md) it recovers every application from the store
+   * and its running containers from the NodeManagers. Returns once every running NodeManager has
+   * registered again.
+   */
+  public synchronized String restartResourceManager() throws InterruptedException {
+    LOG.info("Restarting the ResourceManager");
+    long begin = System.nanoTime();
+    int running = nodeManagers.size();
+    stopQuietly("ResourceManager", resourceManager);
+    startResourceManager();
+    awaitRunningNodeManagers(running);
+    return "ResourceManager restarted in " + (System.nanoTime() - begin) / 1_000_000L + " ms; "
+        + resourceManager.getRMContext().getRMApps().size() + " applications recovered, "
+        + running + " NodeManagers RUNNING";
   }
 
   /** Waits until the ResourceManager sees {@code expected} NodeManagers RUNNING. */

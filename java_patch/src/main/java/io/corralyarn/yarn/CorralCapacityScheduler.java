@@ -75,6 +75,14 @@ import org.slf4j.LoggerFactory;
  * The AM container itself is placed as before. The tag narrows placement only, so it needs no
  * grant.
  *
+ * <p>After a ResourceManager restart with work-preserving recovery, the CapacityScheduler's own
+ * recovery re-adds every application from the state store (same tags, priority and submit time,
+ * so the same verdict, planner grant included) and its running containers as the NodeManagers
+ * register again; this class changes one thing there: a rack set none of whose NodeManagers has
+ * registered with the restarted RM yet is not taken for lost (no fallback) until the NodeManager
+ * liveness expiry ({@code yarn.nm.liveness-monitor.expiry-interval-ms}) has passed since the
+ * recovery, as the RM itself would declare a silent node lost only then.
+ *
  * <p>Configure with
  * {@code yarn.resourcemanager.scheduler.class=io.corralyarn.yarn.CorralCapacityScheduler}.
  */
@@ -100,6 +108,8 @@ public class CorralCapacityScheduler extends CapacityScheduler {
   private final Set<ApplicationId> latencySensitive = ConcurrentHashMap.newKeySet();
   // per latency-sensitive application: the hosts its blacklist holds back for latency now
   private final ConcurrentMap<ApplicationId, Set<String>> heldBack = new ConcurrentHashMap<>();
+  // after a restart: until when R_j's NodeManagers not registered again count as not lost (0: none)
+  private volatile long recoveryGraceEndMs;
 
   @Override
   public void serviceInit(Configuration conf) throws Exception {
@@ -162,8 +172,13 @@ public class CorralCapacityScheduler extends CapacityScheduler {
         break;
       case APP_ATTEMPT_ADDED:
         super.handle(event);
-        ApplicationId attemptApp = ((AppAttemptAddedSchedulerEvent) event)
-            .getApplicationAttemptId().getApplicationId();
+        AppAttemptAddedSchedulerEvent attemptAdded = (AppAttemptAddedSchedulerEvent) event;
+        if (attemptAdded.getIsAttemptRecovering() && recoveryGraceEndMs == 0) {
+          // recovered before any NodeManager registered again; they count as lost only as late as
+          // the ResourceManager would declare them lost (NodeManager liveness expiry)
+          recoveryGraceEndMs = System.currentTimeMillis() + Math.max(nmExpireInterval, 1);
+        }
+        ApplicationId attemptApp = attemptAdded.getApplicationAttemptId().getApplicationId();
         enforcedAt.remove(attemptApp);  // a new attempt has a blacklist of its own
         heldBack.remove(attemptApp);
         enforce(attemptApp);
@@ -181,6 +196,12 @@ public class CorralCapacityScheduler extends CapacityScheduler {
         super.handle(event);
         census.nodeRemoved(((NodeRemovedSchedulerEvent) event).getRemovedRMNode());
         enforceWaitingForAm();
+        break;
+      case NODE_UPDATE:
+        if (recoveryGraceOver()) {
+          rackSets.keySet().forEach(this::enforce);
+        }
+        super.handle(event);
         break;
       case NODE_RESOURCE_UPDATE:
         super.handle(event);
@@ -371,11 +392,27 @@ public class CorralCapacityScheduler extends CapacityScheduler {
   }
 
   private long stamp(FiCaSchedulerApp attempt) {
-    return 2 * census.version() + (attempt.isWaitingForAMContainer() ? 1 : 0);
+    return 4 * census.version() + (recoveryGraceEndMs != 0 ? 2 : 0)
+        + (attempt.isWaitingForAMContainer() ? 1 : 0);
+  }
+
+  /** True once, on the first node heartbeat after a restart's grace for NodeManagers has ended. */
+  private boolean recoveryGraceOver() {
+    long end = recoveryGraceEndMs;
+    if (end == 0 || System.currentTimeMillis() < end) {
+      return false;
+    }
+    recoveryGraceEndMs = 0;
+    LOG.info("NodeManager grace after recovery over; rack sets enforced on the NodeManagers seen");
+    return true;
   }
 
   /** Why the restriction must be lifted now, or null if it holds. */
   private String liftReason(ApplicationId appId, Set<String> racks, FiCaSchedulerApp attempt) {
+    if (recoveryGraceEndMs != 0 && (census.hostsIn(racks) == 0
+        || !rmContext.isSchedulerReadyForAllocatingContainers())) {
+      return null;  // after a restart: R_j's NodeManagers not registered again yet, not lost
+    }
     int all = census.hostsIn(racks);
     int live = census.liveHostsIn(racks);
     if (all == 0) {

@@ -77,6 +77,9 @@ class ControlServerTest {
           send(server, "stop-nodemanager 127.0.100.10\n"));
       assertEquals("error: no DataNode running on 127.0.100.11",
           send(server, "stop-datanode 127.0.100.11\n"));
+      assertEquals("error: expected no argument, got 1",
+          send(server, "restart-namenode 127.0.0.1\n"));
+      assertEquals("error: this cluster runs no NameNode", send(server, "restart-namenode\n"));
       assertTrue(send(server, "restart-everything\n").startsWith(
           "error: unknown command restart-everything; commands: stop-nodemanager, "
               + "start-nodemanager, stop-datanode, start-datanode"));
