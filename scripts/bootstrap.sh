@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what corral-yarn needs from outside Python: a JDK 17, Maven, Python's venv module, iproute2,
-# util-linux (nsenter) and gcc (Debian packages), if absent.
+# util-linux (nsenter), gcc and MIT Kerberos (libkrb5-dev, krb5-user) (Debian packages), if absent.
 # Run by `make setup`; safe to run again. `bootstrap.sh containers` (make setup-containers) adds what the
 # container deployment needs where no docker engine runs: podman, runc, podman-compose and debootstrap.
 set -euo pipefail
@@ -12,6 +12,9 @@ python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)  
 command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 || missing+=(iproute2)
 command -v cc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
 command -v nsenter >/dev/null 2>&1 || missing+=(util-linux)
+# Kerberos (docs/deploy.md): MIT krb5's headers and krb5-config to build Python's gssapi, kinit/klist for ticket caches.
+command -v krb5-config >/dev/null 2>&1 || missing+=(libkrb5-dev)
+command -v kinit >/dev/null 2>&1 || missing+=(krb5-user)
 if [[ ${1:-} == containers ]] && ! { command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; }; then
   for tool in podman runc podman-compose debootstrap; do command -v $tool >/dev/null 2>&1 || missing+=($tool); done
 fi

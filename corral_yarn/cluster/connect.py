@@ -2,13 +2,14 @@
 
 Addresses come from flags or from a cluster description JSON (the embedded cluster writes one:
 keys ``webhdfs``, ``resourcemanager``, ``jobhistory``; see docs/minicluster.md), and optionally
-``grant_secret_file``, the secret the submitter signs planner grants with (docs/deploy.md).
+``grant_secret_file``, the secret the submitter signs planner grants with (docs/deploy.md), and
+``kerberos``, the identity every request authenticates as on a secure cluster.
 """
 
 from __future__ import annotations
 
 import getpass
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from corral_yarn.cluster.grants import read_secret
 from corral_yarn.cluster.history import JobHistory
+from corral_yarn.cluster.kerberos import KerberosConfig
 from corral_yarn.cluster.mapreduce import ClientConfiguration, MapReduceSubmitter
 from corral_yarn.cluster.rest import Retry
 from corral_yarn.cluster.rm import ResourceManager
@@ -41,6 +43,7 @@ class Endpoints(BaseModel):
     resourcemanager: str
     jobhistory: str | None = None
     grant_secret_file: str | None = None  # the RM's yarn.scheduler.corral.grant.secret, in a file (docs/deploy.md)
+    kerberos: KerberosConfig | None = None  # a secure cluster: who we authenticate as (docs/deploy.md, "Kerberos")
 
     @classmethod
     def from_cluster_json(cls, path: str | Path) -> Endpoints:
@@ -58,6 +61,10 @@ class Cluster:
     threads: int = 4
     progress: bool = True
     grant_secret: bytes | None = None  # None: read endpoints.grant_secret_file if given, else unsigned mode
+
+    def __post_init__(self) -> None:
+        if self.endpoints.kerberos and not self.retry.kerberos:  # every client authenticates as the endpoints say
+            self.retry = replace(self.retry, kerberos=self.endpoints.kerberos)
 
     @cached_property
     def rm(self) -> ResourceManager:

@@ -17,11 +17,13 @@ import socket
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 from xml.sax.saxutils import escape
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from corral_yarn.cluster.history import JobHistory, job_id_of
+from corral_yarn.cluster.kerberos import hdfs_token
 from corral_yarn.cluster.rm import AmContainerSpec, AppReport, LocalResource, ResourceManager, Submission
 from corral_yarn.cluster.splits import FileSplit, InputBlock, file_splits, split_files
 from corral_yarn.cluster.tags import CorralTags
@@ -190,7 +192,20 @@ class MapReduceSubmitter:
                      self._resource("jobSubmitDir/job.split", posixpath.join(job_dir, "job.split")),
                      self._resource("jobSubmitDir/job.splitmetainfo", posixpath.join(job_dir, "job.splitmetainfo")))
         log.info("staged %s for %s in %s (%d splits)", job.name, app_id, job_dir, len(splits))
-        return AmContainerSpec(command=self.am_command(job), environment=self.am_environment(), local_resources=resources)
+        return AmContainerSpec(command=self.am_command(job), environment=self.am_environment(), local_resources=resources,
+                               tokens=self.tokens())
+
+    def tokens(self) -> dict[str, str]:
+        """On a secure cluster, the HDFS delegation token the job's AM and tasks read and write HDFS with,
+        renewable by the ResourceManager (``TokenCache.obtainTokensForNamenodes``); none otherwise."""
+        if not self.hdfs.secure:
+            return {}
+        principal = self.conf.properties.get("yarn.resourcemanager.principal")
+        if not principal:
+            raise InputError("the secure cluster's ResourceManager publishes no yarn.resourcemanager.principal (the token renewer)")
+        renewer = principal.replace("_HOST", urlsplit(self.rm.rest.base_url).hostname or "")
+        alias, token = hdfs_token(self.hdfs.delegation_token(renewer))
+        return {alias: token}
 
     def _stage_jar(self, jar: str, job_dir: str) -> str:
         if jar.startswith("hdfs://"):

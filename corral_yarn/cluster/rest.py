@@ -8,6 +8,9 @@ was, the REST clients' JSON bodies (the RM's submissions are made idempotent by 
 but not for WebHDFS's streamed file data. Everything else is not retried. An HTTP 4xx/5xx becomes a
 :class:`RemoteError` carrying Hadoop's ``RemoteException`` message; a body that is not the expected
 JSON becomes a :class:`MalformedResponseError`; no exception of requests or urllib3 leaves the adapters.
+
+On a secure cluster every session also authenticates with SPNEGO (:mod:`corral_yarn.cluster.kerberos`):
+the policy's ``kerberos`` names the identity, and Hadoop's pseudo authentication (``user.name``) is off.
 """
 
 from __future__ import annotations
@@ -21,14 +24,17 @@ import urllib3
 from requests.adapters import HTTPAdapter
 
 from corral_yarn.cluster.errors import ClusterError, MalformedResponseError, RemoteError, UnreachableError
+from corral_yarn.cluster.kerberos import KerberosConfig, Spnego
 
 
 @dataclass(frozen=True)
 class Retry:
-    """The retry policy: ``attempts`` tries in all, urllib3's backoff (backoff_s x 2^k) between them."""
+    """The policy of every session: ``attempts`` tries in all, urllib3's backoff (backoff_s x 2^k) between
+    them, and on a secure cluster the Kerberos identity every request authenticates as (SPNEGO)."""
 
     attempts: int = 4
     backoff_s: float = 0.5
+    kerberos: KerberosConfig | None = None
 
     def session(self, user: str | None = None, resend: bool = True) -> requests.Session:
         """A requests Session applying the policy to every request; ``resend=False`` for streamed
@@ -40,7 +46,9 @@ class Retry:
         session = requests.Session()
         session.mount("http://", HTTPAdapter(max_retries=policy))
         session.mount("https://", HTTPAdapter(max_retries=policy))
-        if user:
+        if self.kerberos:
+            session.auth = Spnego(self.kerberos)
+        elif user:
             session.params = {"user.name": user}
         return session
 

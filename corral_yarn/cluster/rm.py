@@ -72,18 +72,24 @@ class LocalResource:
 
 @dataclass(frozen=True)
 class AmContainerSpec:
-    """The ApplicationMaster's ContainerLaunchContext: command, environment and local resources."""
+    """The ApplicationMaster's ContainerLaunchContext: command, environment, local resources and, on a
+    secure cluster, the delegation tokens the application authenticates with (alias -> Token.encodeToUrlString)."""
 
     command: str
     environment: dict[str, str] = field(default_factory=dict)
     local_resources: tuple[LocalResource, ...] = ()
+    tokens: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        spec: dict[str, Any] = {
             "commands": {"command": self.command},
             "environment": {"entry": [{"key": k, "value": v} for k, v in sorted(self.environment.items())]},
             "local-resources": {"entry": [r.to_json() for r in self.local_resources]},
         }
+        if self.tokens:
+            spec["credentials"] = {"tokens": {"entry": [{"key": k, "value": v} for k, v in sorted(self.tokens.items())]},
+                                   "secrets": {"entry": []}}
+        return spec
 
 
 @dataclass(frozen=True)

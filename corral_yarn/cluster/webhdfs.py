@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import requests
-from hdfs import HdfsError, InsecureClient
+from hdfs import Client, HdfsError, InsecureClient
 
 from corral_yarn.cluster.errors import ClusterError, DataNodeWriteError, MalformedResponseError, RemoteError, UnreachableError
 from corral_yarn.cluster.rest import RestClient, Retry
@@ -50,7 +50,15 @@ class WebHdfs:
     def __init__(self, url: str, user: str | None = None, timeout_s: float = 30.0, retry: Retry = Retry()) -> None:
         self.namenode = RestClient("NameNode", url, timeout_s=timeout_s, retry=retry, user=user)
         self.datanodes = RestClient("DataNode", "", timeout_s=timeout_s, retry=retry, user=user, resend=False)
-        self.client = InsecureClient(url, user=user, timeout=timeout_s, session=retry.session(user, resend=False))
+        session = retry.session(user, resend=False)
+        # on a secure cluster the session authenticates (SPNEGO); HdfsCLI's InsecureClient would add user.name
+        self.client = Client(url, timeout=timeout_s, session=session) if retry.kerberos else \
+            InsecureClient(url, user=user, timeout=timeout_s, session=session)
+
+    @property
+    def secure(self) -> bool:
+        """Whether requests authenticate with Kerberos (a secure cluster)."""
+        return self.namenode.retry.kerberos is not None
 
     def status(self, hdfs_path: str, strict: bool = True) -> dict[str, Any] | None:
         """The FileStatus of a path; None for a missing one unless ``strict``."""
@@ -140,6 +148,14 @@ class WebHdfs:
             raise _cluster_error(exc, f"delete inode {file_id}") from None
         except requests.RequestException as exc:
             raise _cluster_error(exc, f"delete inode {file_id}") from None
+
+    def delegation_token(self, renewer: str) -> str:
+        """A delegation token of the NameNode (its ``urlString``) that ``renewer`` may renew (needs Kerberos)."""
+        body = self.namenode.request("GET", f"{API}/", params={"op": "GETDELEGATIONTOKEN", "renewer": renewer})
+        try:
+            return str(body["Token"]["urlString"])
+        except (KeyError, TypeError) as exc:
+            raise MalformedResponseError(f"NameNode GETDELEGATIONTOKEN lacks {exc}") from None
 
     def block_size(self) -> int:
         """The NameNode's default block size (``dfs.blocksize``), from ``GETSERVERDEFAULTS``."""

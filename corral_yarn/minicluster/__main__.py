@@ -36,6 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     start.add_argument("--container-preload", type=Path, default=None, help="a shared library every container preloads (LD_PRELOAD; the testbed's shim)")
     start.add_argument("--scheduler", choices=sorted(SCHEDULERS), default="corral",
                        help="the ResourceManager's scheduler: corral (default) or capacity, stock YARN's, for comparisons")
+    start.add_argument("--secure", action="store_true",
+                       help="Kerberos: a KDC, keytabs for every daemon, SPNEGO on WebHDFS and the REST APIs (docs/minicluster.md)")
     for name in ("status", "stop"):
         command = sub.add_parser(name, help=f"{name} the cluster described by --out")
         command.add_argument("--out", type=Path, default=DEFAULT_BASE_DIR / "cluster.json", help="description JSON (default %(default)s)")
@@ -70,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "start":
             options = StartOptions(
                 args.racks, args.nodes_per_rack, args.base_dir, args.out, args.java_patch_target, args.timeout,
-                container_preload=args.container_preload, scheduler=args.scheduler,
+                container_preload=args.container_preload, scheduler=args.scheduler, secure=args.secure,
             )
             description = start_cluster(options)
             print(f"cluster healthy in {description['startup_ms'] / 1000:.1f} s; description: {options.description_path}")

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import gssapi
 import requests
+from requests_gssapi import OPTIONAL, HTTPSPNEGOAuth
 
 from corral_yarn.errors import CorralError
 from corral_yarn.minicluster import processes
@@ -34,7 +36,7 @@ SCHEDULER_PROPERTY = "corral.minicluster.scheduler"  # ClusterConfig.SCHEDULER_K
 SCHEDULERS = {"corral": "io.corralyarn.yarn.CorralCapacityScheduler",
               "capacity": "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"}
 # Directories the launcher recreates on every start (a fresh, formatted cluster).
-STATE_DIRS = ("conf", "hdfs", "yarn", "tmp", "app-logs", "logs")
+STATE_DIRS = ("conf", "hdfs", "yarn", "tmp", "app-logs", "logs", "kerberos")
 JAVA_OPTS = (
     "-Xmx2g",
     "-XX:+UseSerialGC",
@@ -43,6 +45,8 @@ JAVA_OPTS = (
     "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
     "--add-opens=java.base/java.util=ALL-UNNAMED",
     "--add-opens=java.base/java.net=ALL-UNNAMED",
+    # Hadoop's KerberosUtil and the MiniKdc read and refresh the JDK's Kerberos configuration (secure mode)
+    "--add-opens=java.security.jgss/sun.security.krb5=ALL-UNNAMED",
 )
 LOG4J = """\
 log4j.rootLogger=INFO,console
@@ -76,6 +80,7 @@ class StartOptions:
     exit_with: int | None = None  # pid whose end also stops the cluster (test sessions)
     container_preload: Path | None = None  # a library every container preloads (the testbed's shim)
     scheduler: str = "corral"  # the RM's scheduler: corral, or capacity (stock YARN, for comparisons)
+    secure: bool = False  # Kerberos: a KDC, keytabs, SPNEGO on the web services (docs/minicluster.md, "Secure mode")
 
     @property
     def description_path(self) -> Path:
@@ -127,7 +132,10 @@ def start_cluster(options: StartOptions) -> dict[str, Any]:
     ]  # fmt: skip
     if options.exit_with is not None:
         command += ["--exit-with-pid", str(options.exit_with)]
-    LOG.info("starting embedded cluster: %d racks x %d nodes in %s", options.racks, options.nodes_per_rack, base)
+    if options.secure:
+        command += ["--secure", "true"]
+    LOG.info("starting %sembedded cluster: %d racks x %d nodes in %s", "secure " if options.secure else "", options.racks,
+             options.nodes_per_rack, base)
     with open(log_file, "ab") as log:
         jvm = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
@@ -144,14 +152,28 @@ def cluster_status(out: Path) -> dict[str, Any]:
     status: dict[str, Any] = {"description": str(out), "pid": pid, "running": processes.is_alive(pid)}
     if not status["running"]:
         return status
+    auth = _spnego(description.get("kerberos"))
     status["live_datanodes"] = _get_json(
-        description["webhdfs"] + "/jmx?qry=Hadoop:service=NameNode,name=FSNamesystemState"
+        description["webhdfs"] + "/jmx?qry=Hadoop:service=NameNode,name=FSNamesystemState", auth
     )["beans"][0]["NumLiveDataNodes"]
-    metrics = _get_json(description["resourcemanager"] + "/ws/v1/cluster/metrics")["clusterMetrics"]
+    metrics = _get_json(description["resourcemanager"] + "/ws/v1/cluster/metrics", auth)["clusterMetrics"]
     status["active_nodemanagers"] = metrics["activeNodes"]
     status["apps_running"] = metrics["appsRunning"]
-    status["jobhistory_started"] = _get_json(description["jobhistory"] + "/ws/v1/history/info")["historyInfo"]["startedOn"] > 0
+    status["jobhistory_started"] = _get_json(description["jobhistory"] + "/ws/v1/history/info", auth)["historyInfo"]["startedOn"] > 0
     return status
+
+
+def _spnego(kerberos: dict[str, str] | None) -> HTTPSPNEGOAuth | None:
+    """SPNEGO as the secure cluster's client principal, from its keytab (None for an insecure cluster)."""
+    if not kerberos:
+        return None
+    os.environ["KRB5_CONFIG"] = kerberos["krb5_conf"]
+    try:
+        creds = gssapi.Credentials(name=gssapi.Name(kerberos["principal"], gssapi.NameType.kerberos_principal), usage="initiate",
+                                   store={"client_keytab": kerberos["keytab"], "ccache": "MEMORY:corral-minicluster-status"})
+    except gssapi.exceptions.GSSError as e:
+        raise MiniClusterError(f"cannot authenticate as {kerberos['principal']} with {kerberos['keytab']}: {e.gen_message()}") from None
+    return HTTPSPNEGOAuth(creds=creds, mutual_authentication=OPTIONAL)
 
 
 def stop_cluster(out: Path, timeout_s: float = 90.0) -> bool:
@@ -248,9 +270,9 @@ def _tail(path: Path, lines: int = 30) -> str:
         return f"(no log at {path})"
 
 
-def _get_json(url: str) -> dict[str, Any]:
+def _get_json(url: str, auth: HTTPSPNEGOAuth | None = None) -> dict[str, Any]:
     try:
-        response = requests.get(url, headers={"Accept": "application/json"}, timeout=10)
+        response = requests.get(url, headers={"Accept": "application/json"}, timeout=10, auth=auth)
         response.raise_for_status()
         result: dict[str, Any] = response.json()
         return result

@@ -9,6 +9,10 @@ The DAGs never hard-code an address: they read three Connections (conn type ``ht
 When the ResourceManager checks planner grants (docs/deploy.md, "Grant secret"), the secret is the
 ``corral_resourcemanager`` Connection's password, or a file named by its extra ``grant_secret_file``.
 
+On a secure (Kerberized) cluster the ``corral_resourcemanager`` Connection's extras name the identity
+every request authenticates as (docs/deploy.md, "Kerberos"): ``kerberos_principal`` with
+``kerberos_keytab``, or ``kerberos_ccache`` (a ticket cache kept by kinit), and optionally ``krb5_conf``.
+
 ``connection_env`` turns the embedded cluster's description (docs/minicluster.md) into the
 ``AIRFLOW_CONN_*`` environment variables that define them; ``corral airflow-connections`` prints
 them as ``export`` lines.
@@ -22,6 +26,7 @@ from urllib.parse import urlsplit
 
 from corral_yarn.cluster import Cluster, Endpoints
 from corral_yarn.cluster.grants import SECRET_FILE_FIELD, secret_of
+from corral_yarn.cluster.kerberos import KerberosConfig
 from corral_yarn.errors import InputError
 from corral_yarn.io import parse
 
@@ -29,6 +34,7 @@ WEBHDFS = "corral_webhdfs"
 RESOURCEMANAGER = "corral_resourcemanager"
 JOBHISTORY = "corral_jobhistory"
 CONNECTIONS = {WEBHDFS: "webhdfs", RESOURCEMANAGER: "resourcemanager", JOBHISTORY: "jobhistory"}
+KERBEROS_EXTRAS = {"kerberos_principal": "principal", "kerberos_keytab": "keytab", "kerberos_ccache": "ccache", "krb5_conf": "krb5_conf"}
 
 
 class ConnectionLike(Protocol):
@@ -59,7 +65,9 @@ def connection_env(description: dict[str, Any], source: str = "cluster descripti
     if missing:
         raise InputError(f"has no {', '.join(missing)} address", field=source)
     secret = {SECRET_FILE_FIELD: endpoints.grant_secret_file} if endpoints.grant_secret_file else {}
-    return {f"AIRFLOW_CONN_{conn_id.upper()}": connection_json(getattr(endpoints, key), secret if conn_id == RESOURCEMANAGER else None,
+    kerberos = endpoints.kerberos.model_dump(exclude_none=True) if endpoints.kerberos else {}
+    rm_extra = secret | {extra: kerberos[field] for extra, field in KERBEROS_EXTRAS.items() if field in kerberos}
+    return {f"AIRFLOW_CONN_{conn_id.upper()}": connection_json(getattr(endpoints, key), rm_extra if conn_id == RESOURCEMANAGER else None,
                                                                field=f"{source}: {key}")
             for conn_id, key in CONNECTIONS.items()}
 
@@ -76,10 +84,18 @@ def connection_url(conn: ConnectionLike, conn_id: str) -> str:
 
 
 def endpoints_from(connections: dict[str, ConnectionLike]) -> Endpoints:
-    """The cluster's endpoints from the three Connections, by conn id (and the RM's grant secret file, if any)."""
-    secret_file = (connections[RESOURCEMANAGER].extra_dejson or {}).get(SECRET_FILE_FIELD)
+    """The cluster's endpoints from the three Connections, by conn id (and the RM's grant secret file and
+    Kerberos identity, if any)."""
+    extra = connections[RESOURCEMANAGER].extra_dejson or {}
     return Endpoints(**{key: connection_url(connections[conn_id], conn_id) for conn_id, key in CONNECTIONS.items()},
-                     grant_secret_file=secret_file)
+                     grant_secret_file=extra.get(SECRET_FILE_FIELD), kerberos=kerberos_from(extra))
+
+
+def kerberos_from(extra: dict[str, Any]) -> KerberosConfig | None:
+    """The Kerberos identity a Connection's extras name (``kerberos_principal``, ``kerberos_keytab``,
+    ``kerberos_ccache``, ``krb5_conf``); None when they name none (an insecure cluster)."""
+    given = {field: str(extra[key]) for key, field in KERBEROS_EXTRAS.items() if extra.get(key)}
+    return parse(KerberosConfig, given, source=f"Airflow connection {RESOURCEMANAGER!r} extras") if given else None
 
 
 def grant_secret_from(connections: dict[str, ConnectionLike]) -> bytes | None:

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketAddress;
 import java.nio.channels.SocketChannel;
 import java.util.Objects;
 
@@ -11,6 +12,7 @@ import javax.net.SocketFactory;
 
 import org.apache.hadoop.conf.Configurable;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.security.UserGroupInformation;
 
 /**
  * Hadoop RPC socket factory whose sockets are bound to one local address before they connect.
@@ -52,6 +54,9 @@ public class BoundSocketFactory extends SocketFactory implements Configurable {
 
   @Override
   public Socket createSocket() throws IOException {
+    if (UserGroupInformation.isSecurityEnabled()) {
+      return new KeptBindingSocket(bindAddress);
+    }
     SocketChannel channel = SocketChannel.open();
     channel.bind(new InetSocketAddress(bindAddress, 0));
     return channel.socket();
@@ -83,6 +88,25 @@ public class BoundSocketFactory extends SocketFactory implements Configurable {
     Socket socket = createSocket();
     socket.connect(remote);
     return socket;
+  }
+
+  /**
+   * In secure mode Hadoop's IPC client binds each new socket to the host of its Kerberos principal,
+   * here the daemons' shared {@code hadoop/127.0.0.1} (docs/minicluster.md, "Secure mode"); a socket
+   * already bound keeps its node's address. Hadoop's IPC and data transfer streams take sockets
+   * without a channel.
+   */
+  private static final class KeptBindingSocket extends Socket {
+    KeptBindingSocket(InetAddress address) throws IOException {
+      super.bind(new InetSocketAddress(address, 0));
+    }
+
+    @Override
+    public void bind(SocketAddress local) throws IOException {
+      if (!isBound()) {
+        super.bind(local);
+      }
+    }
   }
 
   // Hadoop caches one IPC client per socket factory; factories binding to different addresses

@@ -30,14 +30,17 @@ final class ClusterConfig {
   private ClusterConfig() {
   }
 
-  /** Site file name to its properties. */
+  /** Site file name to its properties; {@code kerberos} null for an insecure cluster. */
   static Map<String, Map<String, String>> sites(ClusterLayout layout, Path baseDir, Path confDir,
-      List<String> applicationClasspath, EmbeddedCluster.Options options) {
+      List<String> applicationClasspath, EmbeddedCluster.Options options, Kerberos kerberos) {
     Map<String, Map<String, String>> sites = new LinkedHashMap<>();
     sites.put("core-site.xml", core(baseDir, confDir, options));
     sites.put("hdfs-site.xml", hdfs(layout, baseDir));
     sites.put("yarn-site.xml", yarn(baseDir, confDir, applicationClasspath, options));
     sites.put("mapred-site.xml", mapred(applicationClasspath));
+    if (kerberos != null) {
+      kerberos.sites().forEach((site, secure) -> sites.get(site).putAll(secure));
+    }
     return sites;
   }
 

@@ -65,6 +65,7 @@ public final class EmbeddedCluster implements AutoCloseable {
   private final Path confDir;
   private final List<String> applicationClasspath;
   private final Options options;
+  private final Kerberos kerberos;
   private final Configuration base = new Configuration();
   private final List<DataNode> dataNodes = new ArrayList<>();
   private final List<NodeManager> nodeManagers = new ArrayList<>();
@@ -84,6 +85,13 @@ public final class EmbeddedCluster implements AutoCloseable {
    */
   public EmbeddedCluster(ClusterLayout layout, Path baseDir, List<String> applicationClasspath,
       Options options) {
+    this(layout, baseDir, applicationClasspath, options, null);
+  }
+
+  /** A secure cluster when {@code kerberos} (its KDC, started) is not null (docs/minicluster.md). */
+  public EmbeddedCluster(ClusterLayout layout, Path baseDir, List<String> applicationClasspath,
+      Options options, Kerberos kerberos) {
+    this.kerberos = kerberos;
     this.layout = layout;
     this.baseDir = baseDir.toAbsolutePath();
     this.confDir = this.baseDir.resolve("conf");
@@ -135,10 +143,17 @@ public final class EmbeddedCluster implements AutoCloseable {
     DefaultMetricsSystem.setMiniClusterMode(true);
     Files.createDirectories(confDir);
     Files.writeString(confDir.resolve("topology.table"), layout.topologyTable());
-    writeClientConf(ClusterConfig.sites(layout, baseDir, confDir, applicationClasspath, options));
+    writeClientConf(ClusterConfig.sites(layout, baseDir, confDir, applicationClasspath, options,
+        kerberos));
+    if (kerberos != null) {
+      kerberos.login(base);
+    }
     try {
       if (options.hdfs()) {
         startHdfs();
+        if (kerberos != null) {
+          kerberos.prepareHdfs(new Configuration(base));
+        }
       }
       startYarn();
       if (options.jobHistory()) {

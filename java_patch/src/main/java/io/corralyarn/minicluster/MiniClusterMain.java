@@ -27,8 +27,10 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>
  * MiniClusterMain --racks K --nodes-per-rack M --base-dir DIR --out FILE
- *                 --app-classpath CP --examples-jar JAR [--exit-with-pid PID]
+ *                 --app-classpath CP --examples-jar JAR [--exit-with-pid PID] [--secure true]
  * </pre>
+ *
+ * <p>With {@code --secure true} the cluster is Kerberized with its own KDC ({@link Kerberos}).
  *
  * With {@code --exit-with-pid} the cluster also stops when that process ends (a test session that
  * dies without stopping its cluster leaves nothing behind).
@@ -37,6 +39,7 @@ public final class MiniClusterMain {
 
   private static final Logger LOG = LoggerFactory.getLogger(MiniClusterMain.class);
   static final String SCHEMA_VERSION = "corral-yarn/minicluster/v1";
+  private static final List<String> OPTIONAL = List.of("--exit-with-pid", "--secure");
 
   private MiniClusterMain() {
   }
@@ -48,8 +51,10 @@ public final class MiniClusterMain {
     Path baseDir = Path.of(flags.get("--base-dir")).toAbsolutePath();
     Path out = Path.of(flags.get("--out")).toAbsolutePath();
     List<String> classpath = List.of(flags.get("--app-classpath").split(":"));
+    Kerberos kerberos = Boolean.parseBoolean(flags.getOrDefault("--secure", "false"))
+        ? Kerberos.start(baseDir.resolve("kerberos"), layout) : null;
     EmbeddedCluster cluster = new EmbeddedCluster(layout, baseDir, classpath,
-        EmbeddedCluster.Options.full());
+        EmbeddedCluster.Options.full(), kerberos);
     CountDownLatch stopped = new CountDownLatch(1);
     AtomicReference<ControlServer> control = new AtomicReference<>();
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -58,6 +63,9 @@ public final class MiniClusterMain {
         control.get().close();
       }
       cluster.close();
+      if (kerberos != null) {
+        kerberos.close();
+      }
       stopped.countDown();
     }, "corral-minicluster-shutdown"));
     if (flags.containsKey("--exit-with-pid")) {
@@ -79,7 +87,7 @@ public final class MiniClusterMain {
     long startupMs = (System.nanoTime() - begin) / 1_000_000L;
     control.set(ControlServer.start(ControlServer.clusterCommands(cluster)));
     writeDescription(cluster, out, baseDir, flags.get("--examples-jar"), startupMs,
-        flags.get("--app-classpath"), control.get().address());
+        flags.get("--app-classpath"), control.get().address(), kerberos);
     LOG.info("Cluster description written to {} (start-up {} ms)", out, startupMs);
     stopped.await();
   }
@@ -89,9 +97,9 @@ public final class MiniClusterMain {
         "--app-classpath", "--examples-jar");
     Map<String, String> flags = new LinkedHashMap<>();
     for (int i = 0; i + 1 < args.length; i += 2) {
-      if (!required.contains(args[i]) && !args[i].equals("--exit-with-pid")) {
+      if (!required.contains(args[i]) && !OPTIONAL.contains(args[i])) {
         throw new IllegalArgumentException("unknown flag " + args[i] + "; expected " + required
-            + " and optionally --exit-with-pid");
+            + " and optionally " + OPTIONAL);
       }
       flags.put(args[i], args[i + 1]);
     }
@@ -104,8 +112,8 @@ public final class MiniClusterMain {
   }
 
   private static void writeDescription(EmbeddedCluster cluster, Path out, Path baseDir,
-      String examplesJar, long startupMs, String classpath, String controlAddress)
-      throws IOException {
+      String examplesJar, long startupMs, String classpath, String controlAddress,
+      Kerberos kerberos) throws IOException {
     Configuration conf = cluster.clientConf();
     Map<String, Object> d = new LinkedHashMap<>();
     d.put("schema_version", SCHEMA_VERSION);
@@ -122,6 +130,9 @@ public final class MiniClusterMain {
     d.put("base_dir", baseDir.toString());
     d.put("startup_ms", startupMs);
     d.put("control", Map.of("address", controlAddress));
+    if (kerberos != null) {
+      d.put("kerberos", kerberos.description());
+    }
     Files.createDirectories(out.getParent());
     Path tmp = out.resolveSibling(out.getFileName() + ".tmp");
     new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(tmp.toFile(), d);
