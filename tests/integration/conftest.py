@@ -23,28 +23,24 @@ from corral_yarn.minicluster import StartOptions, control, load_description, sta
 @pytest.fixture(scope="session")
 def minicluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """The parsed cluster description JSON of a healthy 3-rack x 2-node embedded cluster."""
-    existing = os.environ.get("CORRAL_CLUSTER_JSON")
-    if existing:
-        yield load_description(Path(existing))
-        return
-    # exit_with: the cluster also stops if this pytest process dies without running the teardown.
-    options = StartOptions(base_dir=tmp_path_factory.mktemp("minicluster"), exit_with=os.getpid())
-    description = start_cluster(options)
-    try:
-        yield description
-    finally:
-        stop_cluster(options.description_path)
+    yield from _session_cluster(tmp_path_factory, "CORRAL_CLUSTER_JSON", "minicluster")
 
 
 @pytest.fixture(scope="session")
 def fault_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A 3-rack x 2-node embedded cluster for fault injection only: faults change its state, so it is not
     ``minicluster``. Reuse one started by hand with ``CORRAL_FAULT_CLUSTER_JSON``."""
-    existing = os.environ.get("CORRAL_FAULT_CLUSTER_JSON")
+    yield from _session_cluster(tmp_path_factory, "CORRAL_FAULT_CLUSTER_JSON", "fault-cluster")
+
+
+def _session_cluster(tmp_path_factory: pytest.TempPathFactory, reuse_env: str, name: str) -> Iterator[dict[str, Any]]:
+    """A cluster started for the session and stopped after it, or the one whose description ``reuse_env`` names (left running)."""
+    existing = os.environ.get(reuse_env)
     if existing:
         yield load_description(Path(existing))
         return
-    options = StartOptions(base_dir=tmp_path_factory.mktemp("fault-cluster"), exit_with=os.getpid())
+    # exit_with: the cluster also stops if this pytest process dies without running the teardown.
+    options = StartOptions(base_dir=tmp_path_factory.mktemp(name), exit_with=os.getpid())
     description = start_cluster(options)
     try:
         yield description
