@@ -92,8 +92,6 @@ def test_the_job_ran_as_its_principal_with_blocks_and_containers_in_r_j(wordcoun
     assert len(outputs) == len(blocks)  # one map per block, map-only
 
 
-@pytest.mark.xfail(strict=True, reason="WebHDFS OPEN of the job's output through a DataNode breaks off (IncompleteRead) "
-                                       "on the secure embedded cluster; not diagnosed yet")
 def test_the_output_counts_every_word(wordcount: dict[str, Any]) -> None:
     cluster, out = wordcount["cluster"], f"/secure/{wordcount['run']}/out"
     counted: Counter[str] = Counter()

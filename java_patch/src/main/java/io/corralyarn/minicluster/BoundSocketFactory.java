@@ -54,12 +54,23 @@ public class BoundSocketFactory extends SocketFactory implements Configurable {
 
   @Override
   public Socket createSocket() throws IOException {
-    if (UserGroupInformation.isSecurityEnabled()) {
+    if (UserGroupInformation.isSecurityEnabled() && calledByIpcClient()) {
       return new KeptBindingSocket(bindAddress);
     }
     SocketChannel channel = SocketChannel.open();
     channel.bind(new InetSocketAddress(bindAddress, 0));
     return channel.socket();
+  }
+
+  /**
+   * Whether Hadoop's IPC client asks for the socket: in secure mode it binds it again, to its
+   * principal's host, which a socket with a channel refuses. Every other user gets a socket with a
+   * channel: the DataNodes' own DFSClients (WebHDFS OPEN) read blocks into direct buffers, which
+   * Hadoop's {@code PacketReceiver} supports only through a channel.
+   */
+  private static boolean calledByIpcClient() {
+    return StackWalker.getInstance().walk(frames -> frames.limit(4)
+        .anyMatch(frame -> frame.getClassName().startsWith("org.apache.hadoop.ipc.Client$")));
   }
 
   @Override
@@ -93,8 +104,7 @@ public class BoundSocketFactory extends SocketFactory implements Configurable {
   /**
    * In secure mode Hadoop's IPC client binds each new socket to the host of its Kerberos principal,
    * here the daemons' shared {@code hadoop/127.0.0.1} (docs/minicluster.md, "Secure mode"); a socket
-   * already bound keeps its node's address. Hadoop's IPC and data transfer streams take sockets
-   * without a channel.
+   * already bound keeps its node's address. Hadoop's IPC streams take sockets without a channel.
    */
   private static final class KeptBindingSocket extends Socket {
     KeptBindingSocket(InetAddress address) throws IOException {
