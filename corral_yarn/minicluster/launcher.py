@@ -33,10 +33,11 @@ DEFAULT_TARGET = REPO_ROOT / "java_patch" / "target"
 MARKER = ".corral-minicluster"
 PRELOAD_PROPERTY = "corral.minicluster.container-preload"  # ClusterConfig.CONTAINER_PRELOAD_KEY
 SCHEDULER_PROPERTY = "corral.minicluster.scheduler"  # ClusterConfig.SCHEDULER_KEY
+JVM_CONF_DIR = "jvm-conf"  # MiniClusterMain.JVM_CONF_DIR: first on the cluster JVM's classpath
 SCHEDULERS = {"corral": "io.corralyarn.yarn.CorralCapacityScheduler",
               "capacity": "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"}
 # Directories the launcher recreates on every start (a fresh, formatted cluster).
-STATE_DIRS = ("conf", "hdfs", "yarn", "tmp", "app-logs", "logs", "kerberos")
+STATE_DIRS = ("conf", "hdfs", "yarn", "tmp", "app-logs", "logs", "kerberos", JVM_CONF_DIR)
 JAVA_OPTS = (
     "-Xmx2g",
     "-XX:+UseSerialGC",
@@ -119,13 +120,14 @@ def start_cluster(options: StartOptions) -> dict[str, Any]:
     base = _fresh_base_dir(options.base_dir.resolve())
     log_file = base / "logs" / "minicluster.log"
     (base / "log4j.properties").write_text(LOG4J)
+    (base / JVM_CONF_DIR).mkdir()  # a classpath directory must exist when the JVM starts to be searched
     command = [
         _java(),
         *JAVA_OPTS,
         f"-Dlog4j.configuration=file:{base / 'log4j.properties'}",
         *_preload_property(options.container_preload),
         f"-D{SCHEDULER_PROPERTY}={SCHEDULERS[options.scheduler]}",
-        "-cp", classpath, MAIN_CLASS,
+        "-cp", f"{base / JVM_CONF_DIR}:{classpath}", MAIN_CLASS,
         "--racks", str(options.racks), "--nodes-per-rack", str(options.nodes_per_rack),
         "--base-dir", str(base), "--out", str(out),
         "--app-classpath", app_classpath, "--examples-jar", str(examples),

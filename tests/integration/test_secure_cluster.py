@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 import requests
@@ -50,6 +51,14 @@ def test_the_description_names_realm_kdc_and_client_identity(secure: dict[str, A
     kerberos = secure["kerberos"]
     assert kerberos["realm"] == "CORRAL.TEST" and kerberos["principal"] == "corral@CORRAL.TEST"
     assert os.path.isfile(kerberos["keytab"]) and "dns_canonicalize_hostname = false" in open(kerberos["krb5_conf"]).read()
+
+
+def test_clients_are_told_to_authenticate_data_transfer(secure: dict[str, Any]) -> None:
+    # the DataNodes refuse a block read or write without the SASL handshake; the upload and the job below
+    # (containers, the NodeManager's localizer, the DataNodes' WebHDFS) all pass through it
+    site = ElementTree.parse(Path(secure["conf_dir"]) / "hdfs-site.xml").getroot()
+    settings = {p.findtext("name"): p.findtext("value") for p in site.iter("property")}
+    assert settings["dfs.data.transfer.protection"] == "authentication"
 
 
 def test_requests_without_kerberos_are_refused(secure: dict[str, Any]) -> None:

@@ -38,6 +38,9 @@ public final class Kerberos implements AutoCloseable {
   private final Path dir;
   private final String host;
 
+  /** A resource of the JVM's classpath holding the settings every in-JVM client must see. */
+  static final String JVM_DEFAULTS = "corral-secure-defaults.xml";
+
   private Kerberos(MiniKdc kdc, Path dir, String host) {
     this.kdc = kdc;
     this.dir = dir;
@@ -195,11 +198,31 @@ public final class Kerberos implements AutoCloseable {
     c.put("dfs.web.authentication.kerberos.principal", "*");
     c.put("dfs.web.authentication.kerberos.keytab", httpKeytab().toString());
     // A secure DataNode needs privileged ports (root and jsvc) or SASL on data transfer with HTTPS;
-    // this test-only switch waives both. Block access tokens still guard every block. SASL
-    // (dfs.data.transfer.protection) is left off: the NodeManager's in-JVM localizer then skipped the
-    // handshake and the DataNodes refused it (docs/minicluster.md, "Secure mode").
+    // the data transfer here is SASL-authenticated, and this test-only switch waives HTTPS.
     c.put("ignore.secure.ports.for.testing", "true");
+    c.putAll(dataTransfer());
     return c;
+  }
+
+  /** SASL on the data transfer protocol: every block read and write authenticates its client. */
+  private static Map<String, String> dataTransfer() {
+    return Map.of("dfs.data.transfer.protection", "authentication");
+  }
+
+  /**
+   * Makes the data transfer settings defaults of every {@link Configuration} of this JVM: the
+   * NodeManager's resource localizer reads HDFS with a fresh {@code new Configuration()}, which sees
+   * only resources on the classpath, not the daemons' settings; without SASL it is refused.
+   * {@code classpathDir} is on the JVM's classpath (the launcher puts it there).
+   */
+  static void publishJvmDefaults(Path classpathDir) throws IOException {
+    Configuration defaults = new Configuration(false);
+    dataTransfer().forEach(defaults::set);
+    Files.createDirectories(classpathDir);
+    try (var out = Files.newOutputStream(classpathDir.resolve(JVM_DEFAULTS))) {
+      defaults.writeXml(out);
+    }
+    Configuration.addDefaultResource(JVM_DEFAULTS);
   }
 
   private Map<String, String> yarn() {

@@ -44,6 +44,9 @@ public final class MiniClusterMain {
   private MiniClusterMain() {
   }
 
+  /** A directory the launcher puts first on this JVM's classpath (for {@link Kerberos#publishJvmDefaults}). */
+  static final String JVM_CONF_DIR = "jvm-conf";
+
   public static void main(String[] args) throws Exception {
     Map<String, String> flags = parse(args);
     ClusterLayout layout = new ClusterLayout(Integer.parseInt(flags.get("--racks")),
@@ -53,6 +56,9 @@ public final class MiniClusterMain {
     List<String> classpath = List.of(flags.get("--app-classpath").split(":"));
     Kerberos kerberos = Boolean.parseBoolean(flags.getOrDefault("--secure", "false"))
         ? Kerberos.start(baseDir.resolve("kerberos"), layout) : null;
+    if (kerberos != null) {
+      Kerberos.publishJvmDefaults(baseDir.resolve(JVM_CONF_DIR));
+    }
     EmbeddedCluster cluster = new EmbeddedCluster(layout, baseDir, classpath,
         EmbeddedCluster.Options.full(), kerberos);
     CountDownLatch stopped = new CountDownLatch(1);
