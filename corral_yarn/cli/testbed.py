@@ -18,7 +18,7 @@ from corral_yarn.testbed.shaping import Network
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("testbed", help="the embedded cluster on a shaped, oversubscribed two-tier network (root)",
                               description="Bring up, inspect, use and bring down the shaped testbed: the embedded cluster in "
-                                          "the network namespace 'corral-testbed', whose racks' uplinks to the core are held "
+                                          "the network namespace 'corral-testbed' (another --home gets a namespace of its own), whose racks' uplinks to the core are held "
                                           "to (nodes x node rate) / O by tc (docs/testbed.md).")
     sub = p.add_subparsers(dest="testbed_command", metavar="ACTION", required=True)
     up = sub.add_parser("up", help="create the namespace, shape it, measure the shaping, start the cluster inside")
@@ -60,7 +60,7 @@ def _up(args: argparse.Namespace) -> int:
             raise InputError("give --rack-cpus or --node-cpus, not both", field="rack_cpus")
         rack_cpus = cpu.parse_rack_cpus(args.rack_cpus, net.racks)
     node_cpus = None if rack_cpus else cpu.even_share(net.racks * net.nodes_per_rack) if args.node_cpus is None else args.node_cpus or None
-    state = control.up(net, args.home, timeout_s=args.timeout, node_cpus=node_cpus, rack_cpus=rack_cpus)
+    state = control.up(net, args.home, control.namespace_of(args.home), timeout_s=args.timeout, node_cpus=node_cpus, rack_cpus=rack_cpus)
     description = json.loads(Path(state["cluster_json"]).read_text())
     spec_path = args.home / "cluster-spec.json"
     write_atomic(spec_path, experiment.cluster_spec(description, net, rack_cpus).model_dump_json(indent=2) + "\n")
@@ -88,7 +88,7 @@ def _latency(args: argparse.Namespace) -> int:
 
 
 def _down(args: argparse.Namespace) -> int:
-    existed = control.down(args.home)
+    existed = control.down(args.home, control.namespace_of(args.home))
     print("testbed down" if existed else "no testbed was up; cleaned up")
     return 0
 

@@ -76,6 +76,11 @@ def namespace_for(home: Path, prefix: str) -> str:
     return f"{prefix}-{hashlib.sha1(str(home.resolve()).encode()).hexdigest()[:8]}"
 
 
+def namespace_of(home: Path) -> str:
+    """The namespace of ``corral testbed --home DIR``: NAMESPACE for the default home, one of its own for any other."""
+    return NAMESPACE if home.resolve() == DEFAULT_HOME.resolve() else namespace_for(home, NAMESPACE)
+
+
 def up(net: Network, home: Path = DEFAULT_HOME, namespace: str = NAMESPACE, timeout_s: float = 300.0,
        node_cpus: float | None = None, rack_cpus: dict[str, float] | None = None) -> dict[str, Any]:
     """Namespace, shaping, CPU groups, shim and cluster; measures the shaping with real streams; writes the state.

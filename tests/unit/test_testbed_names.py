@@ -16,3 +16,9 @@ def test_a_testbeds_namespace_follows_its_home(tmp_path: Path, monkeypatch) -> N
     name = control.namespace_for(mine, "corral-bench")
     assert name.startswith("corral-bench-") and len(name) <= 32 and os.sep not in name
     assert cpu.group_root(name) != cpu.group_root(control.namespace_for(theirs, "corral-bench"))
+
+
+def test_the_cli_testbed_keeps_its_namespace_and_another_home_gets_its_own(tmp_path: Path) -> None:
+    assert control.namespace_of(control.DEFAULT_HOME) == control.NAMESPACE
+    other = control.namespace_of(tmp_path / "second")
+    assert other != control.NAMESPACE and other == control.namespace_for(tmp_path / "second", control.NAMESPACE)
