@@ -9,17 +9,28 @@ that moves every task process of this cluster whose environment says ``NM_HOST=<
 Recurring jobs (wordcount, sort, grep; 4-8 maps, 1-3 reduces each) run in rounds, all of a round's jobs
 at once: first ``--history-rounds`` rounds without speculation, ingested into a history store (the
 JobHistory source, as the pipeline does), enough for 8 or more task durations per stage of 2 or more
-tasks; then test rounds under three settings, in rotating order: no speculation, Hadoop's default
-speculation (DefaultSpeculator with mapred-default.xml's keys and its LegacyTaskRuntimeEstimator), and
-Kwiken's per-job settings from ``corral kwiken yarn-plan``'s code (Kwiken's TaskRuntimeEstimator: a
-task is copied once it runs past its stage's T_s). Equal spend: Kwiken's budget B is set, after the
-first test round, to the extra task container-seconds default speculation spent there, as a fraction
-of its other task container-seconds (measured from JobHistory: the durations of attempts that did not
-succeed, over the durations of those that did); what each setting spent over all test rounds is
-reported side by side, as measured. Job completion time (JCT) is JobHistory's finishTime - submitTime.
+tasks; then test rounds, each running every arm once, the arms alternated (ABBA: default speculation
+first in even rounds, Kwiken first in odd ones) on the same slow node and the same inputs, so both meet
+the same stragglers and the same drift of the machine's load:
 
-Needs root (cgroups). ``--quick``: 3 history rounds and 2 test rounds (9 rounds of 4 jobs; a round takes
-one to several minutes depending on the machine's load). Without it, 4 + 4 rounds.
+- ``default``: Hadoop's default speculation (DefaultSpeculator with mapred-default.xml's keys and its
+  LegacyTaskRuntimeEstimator);
+- ``kwiken``: Kwiken's per-job settings from ``corral kwiken yarn-plan``'s code (Kwiken's
+  TaskRuntimeEstimator: a task is copied once it runs past its stage's T_s), re-planned before each of
+  its rounds with the budget B = the extra fraction default speculation has spent so far in this run
+  (equal spend: default runs first in round 0). Spend is measured from JobHistory as the planner
+  predicts it: the durations of attempts that did not succeed over those of the attempts that did;
+- ``none`` (not with ``--quick``): no speculation. The history rounds are runs without speculation too and
+  are reported as ``history`` (not alternated with the others).
+
+Reported side by side: p50/p99/max JCT per arm, their ratios, what each arm spent (overall and per
+round) and what Kwiken's plan expected to spend (``planned_extra_fraction``), next to what eq. 5.3's
+linear cost (a copy = a mean task) would have planned and what that allocation is expected to spend.
+Job completion time (JCT) is JobHistory's finishTime - submitTime.
+
+Needs root (cgroups). ``--quick``: 3 history rounds and 3 test rounds of the two arms default and
+kwiken (9 rounds of 4 jobs; a round takes one to several minutes depending on the machine's load).
+Without it, 4 history rounds and 4 test rounds of the three arms.
 
 Usage: sudo .venv/bin/python benchmarks/bench_kwiken_yarn.py [--quick] [--cpu-quota F] [--cluster-json PATH]
 """
@@ -44,11 +55,11 @@ import numpy as np
 
 from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.history import job_id_of
-from corral_yarn.kwiken.speculation import SPECULATIVE, SpeculationSettings
+from corral_yarn.kwiken.speculation import SPECULATIVE, SpeculationSettings, apportion, extra_fraction
 from corral_yarn.minicluster import StartOptions, load_description, start_cluster, stop_cluster
 from corral_yarn.pipeline.catalog import RecurringJob
 from corral_yarn.pipeline.history import history_source
-from corral_yarn.pipeline.speculation import plan_from_store, with_speculation
+from corral_yarn.pipeline.speculation import plan_from_store, task_stages, with_speculation
 from estimator.records import IngestReport
 from estimator.store import HistoryStore
 
@@ -194,9 +205,9 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="3 history rounds and 2 test rounds")
+    p.add_argument("--quick", action="store_true", help="3 history rounds and 3 test rounds of default and Kwiken only")
     p.add_argument("--history-rounds", type=int, default=None, help="rounds without speculation for the history (default 4; --quick 3)")
-    p.add_argument("--rounds", type=int, default=None, help="test rounds, each running all three settings (default 4; --quick 2)")
+    p.add_argument("--rounds", type=int, default=None, help="test rounds, each running every arm once (default 4; --quick 3)")
     p.add_argument("--cpu-quota", type=float, default=0.1, help="the slow node's CPU, a fraction of one core (default 0.1)")
     p.add_argument("--cluster-json", type=Path, default=None, help="use this running embedded cluster instead of starting one")
     return p.parse_args()
@@ -208,12 +219,13 @@ def main() -> None:
     args = _args()
     start = time.monotonic()
     history_rounds = args.history_rounds or (3 if args.quick else 4)
-    rounds = args.rounds or (2 if args.quick else 4)
+    rounds = args.rounds or (3 if args.quick else 4)
+    arms = ["default", "kwiken"] if args.quick else ["default", "kwiken", "none"]
     work = Path(tempfile.mkdtemp(prefix="bench-kwiken-yarn-"))
     options = StartOptions(base_dir=work / "cluster", exit_with=os.getpid())
     description = load_description(args.cluster_json) if args.cluster_json else start_cluster(options)
     try:
-        result = run(description, work, history_rounds, rounds, args.cpu_quota)
+        result = run(description, work, history_rounds, rounds, args.cpu_quota, arms)
     finally:
         if not args.cluster_json:
             stop_cluster(options.description_path)
@@ -221,48 +233,73 @@ def main() -> None:
     print(json.dumps(result))
 
 
-def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: int, quota: float) -> dict[str, Any]:
+def arm_order(arms: list[str], k: int) -> list[str]:
+    """Round k's order: ABBA over default and Kwiken (default first in even rounds, so it has spent before
+    Kwiken's first plan), any other arm between them."""
+    first, last = ("default", "kwiken") if k % 2 == 0 else ("kwiken", "default")
+    return [first, *(a for a in arms if a not in (first, last)), last]
+
+
+def plan_kwiken(store: HistoryStore, budget: float) -> tuple[SpeculationSettings, dict[str, float]]:
+    """Kwiken's settings at ``budget``, and what eq. 5.3's linear cost would have planned at the same budget."""
+    settings = plan_from_store(store.root, budget)
+    stages, _ = task_stages(store.runs())
+    linear, _ = apportion(stages, budget)
+    return settings, {"budget": budget, "sumvar_budget": settings.sumvar_budget, "planned_cost": settings.planned_cost,
+                      "planned_extra_fraction": settings.planned_extra_fraction,
+                      "linear_plan_expected_extra_fraction": extra_fraction(stages, linear)}
+
+
+def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: int, quota: float, arms: list[str]) -> dict[str, Any]:
     cluster = Cluster.from_description(description, progress=False)
     bench = Bench(cluster, description["examples_jar"], work)
     bench.upload_inputs()
     slow = description["racks"][0]["nodes"][0]["host"]
     marker = str(Path(description["log_dir"]).parent)
     store = HistoryStore(work / "history")
-    by: dict[str, list[dict[str, Any]]] = {"none": [], "default": [], "kwiken": []}
+    by: dict[str, list[dict[str, Any]]] = {a: [] for a in ["history", *arms]}
+    per_round: list[dict[str, Any]] = []
+    settings: SpeculationSettings | None = None
     with SlowNode(slow, marker, quota) as node:
         for k in range(history_rounds):
-            runs = bench.round("history", k, {key: OFF for key in bench.jobs})
+            by["history"] += (runs := bench.round("history", k, {key: OFF for key in bench.jobs}))
             log.info("history round %d: %s", k, bench.ingest(store, runs).summary())
-        settings: SpeculationSettings | None = None
         for k in range(rounds):
-            order = ["none", "default", "kwiken"]  # rotated; in round 0 Kwiken comes after the default run that sets its budget
-            for config in order[k % 3:] + order[:k % 3]:
-                if config == "kwiken" and settings is None:
-                    budget = min(1.0, max(0.01, summary(by["default"])["extra_fraction"]))
-                    settings = plan_from_store(store.root, budget)
-                    log.info("Kwiken's settings at budget %.3f: %s", budget, {j.key: j.properties for j in settings.jobs})
-                props = {key: OFF if config == "none" else ON if config == "default" else settings.properties(key) for key in bench.jobs}
-                by[config] += bench.round(config, k, props)
-                log.info("round %d %s: %s", k, config, json.dumps(summary(by[config])))
+            entry: dict[str, Any] = {"round": k, "order": arm_order(arms, k)}
+            for arm in entry["order"]:
+                if arm == "kwiken":
+                    settings, entry["kwiken_plan"] = plan_kwiken(store, min(1.0, summary(by["default"])["extra_fraction"]))
+                    log.info("Kwiken's plan %s: %s", entry["kwiken_plan"], {j.key: j.properties for j in settings.jobs})
+                props = {key: OFF if arm == "none" else ON if arm == "default" else settings.properties(key) for key in bench.jobs}
+                started = time.monotonic()
+                runs = bench.round(arm, k, props)
+                by[arm] += runs
+                entry[arm] = {"extra_fraction": summary(runs)["extra_fraction"], "max_jct_s": summary(runs)["max_jct_s"],
+                              "wall_s": round(time.monotonic() - started, 1)}
+                log.info("round %d %s: %s", k, arm, json.dumps(entry[arm]))
+            per_round.append(entry)
         moved = len(node.moved)
     s = {c: summary(r) for c, r in by.items()}
     assert settings is not None
-    return {
-        "bench": "kwiken_yarn", "jobs": [dict(zip(("key", "program", "maps", "reduces"), j)) for j in JOBS],
-        "slow_node": slow, "cpu_quota": quota, "processes_slowed": moved, "history_rounds": history_rounds, "test_rounds": rounds,
-        "budget": settings.budget, "budget_source": "default speculation's extra_fraction in test round 0", "planned_cost": settings.planned_cost,
-        "plan": {j.key: {s_.type: {"r": round(s_.reissue_fraction, 4), "timeout_s": s_.timeout_s, "samples": s_.samples} for s_ in j.stages}
-                 for j in settings.jobs},
-        "extra_fraction": {c: s[c]["extra_fraction"] for c in ("none", "default", "kwiken")},
-        "settings": {j.key: j.properties for j in settings.jobs},
-        "none": s["none"], "default": s["default"], "kwiken": s["kwiken"],
+    figures = {
         "yarn.p99_jct_ratio_vs_default_speculation": s["kwiken"]["p99_jct_s"] / s["default"]["p99_jct_s"],
         "yarn.max_jct_ratio_vs_default_speculation": s["kwiken"]["max_jct_s"] / s["default"]["max_jct_s"],
-        "yarn.p99_jct_ratio_vs_no_speculation": s["kwiken"]["p99_jct_s"] / s["none"]["p99_jct_s"],
-        "yarn.default_p99_jct_ratio_vs_no_speculation": s["default"]["p99_jct_s"] / s["none"]["p99_jct_s"],
+        "yarn.p50_jct_ratio_vs_default_speculation": s["kwiken"]["p50_jct_s"] / s["default"]["p50_jct_s"],
         "yarn.extra_container_s_ratio_vs_default_speculation": s["kwiken"]["extra_container_s"] / max(s["default"]["extra_container_s"], 1e-9),
+        "yarn.extra_fraction_ratio_vs_default_speculation": s["kwiken"]["extra_fraction"] / max(s["default"]["extra_fraction"], 1e-9),
+        "yarn.kwiken_spent_over_planned": s["kwiken"]["extra_fraction"] / max(np.mean([e["kwiken_plan"]["planned_extra_fraction"] for e in per_round]), 1e-9),
     }
-
-
-if __name__ == "__main__":
-    main()
+    if "none" in s:
+        figures["yarn.p99_jct_ratio_vs_no_speculation"] = s["kwiken"]["p99_jct_s"] / s["none"]["p99_jct_s"]
+        figures["yarn.default_p99_jct_ratio_vs_no_speculation"] = s["default"]["p99_jct_s"] / s["none"]["p99_jct_s"]
+    return {
+        "bench": "kwiken_yarn", "jobs": [dict(zip(("key", "program", "maps", "reduces"), j)) for j in JOBS],
+        "slow_node": slow, "cpu_quota": quota, "processes_slowed": moved, "history_rounds": history_rounds, "test_rounds": rounds, "arms": arms,
+        "budget_source": "default speculation's extra_fraction so far in this run, before each Kwiken round",
+        "extra_fraction": {c: s[c]["extra_fraction"] for c in s},
+        "rounds": per_round,
+        "last_plan": {j.key: {s_.type: {"r": round(s_.reissue_fraction, 4), "timeout_s": s_.timeout_s, "samples": s_.samples} for s_ in j.stages}
+                      for j in settings.jobs},
+        "last_settings": {j.key: j.properties for j in settings.jobs},
+        **{c: s[c] for c in s}, **figures,
+    }

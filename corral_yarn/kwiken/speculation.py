@@ -6,8 +6,12 @@ A stage is one task type of one recurring job: N tasks whose durations the histo
 when its slowest task does, so its latency is max_i X_i over N task durations drawn from its history,
 and a speculative copy launched at T (the (1 - r) quantile of task durations, as Kwiken's reissues,
 §3.2.2) makes a task take min(X, T + X'). V_s(r) is the variance of that maximum, by offline
-resampling. The cost c_s is the stage's container-seconds per run (N x mean task duration), so a
-budget B is the fraction of the recurring jobs' task container-seconds that copies may add (eq. 5.3).
+resampling. The cost c_s is the stage's container-seconds per run (N x mean task duration), which SumVar
+apportions (eq. 5.3). Its linear cost (a copy costs a mean task) is not what copies spend: a copy at T
+that loses runs X - T, one that wins leaves the original's T + X' behind, and only tasks past T are
+copied. So the budget B is what a cluster measures, the container-seconds of attempts that did not
+succeed over those of the attempts that did, estimated by the same resampling (``copy_spend``), and
+SumVar's budget is the largest one whose allocation is estimated to spend at most B (``plan_speculation``).
 
 Hadoop's DefaultSpeculator (3.5) has no timeout of its own: with its default estimator a task gets a copy
 once every task of its type has a container, one (and 5 %) of them finished, and its projected end is
@@ -31,8 +35,9 @@ from corral_yarn.contracts import Name
 from corral_yarn.kwiken.apportion import spent, sumvar
 from corral_yarn.kwiken.curves import CURVE_POINTS, VarianceCurve, reissued, timeout
 
-SETTINGS_SCHEMA = "corral-yarn/kwiken-yarn/v2"
+SETTINGS_SCHEMA = "corral-yarn/kwiken-yarn/v3"
 DRAWS = 4000  # resampled runs of a stage per point of its curve
+BISECTIONS = 14  # halvings of SumVar's budget when fitting it to B
 MIN_SAMPLES = 8  # fewer task durations give no usable tail: the stage gets no budget
 TaskType = Literal["map", "reduce"]
 
@@ -93,6 +98,50 @@ def apportion(stages: Sequence[TaskStage], budget: float, seed: int = 0) -> tupl
     return r, curves
 
 
+def copy_spend(stage: TaskStage, r: float, rng: np.random.Generator, draws: int = DRAWS) -> tuple[float, float]:
+    """Expected (extra, kept) container-seconds of one run of the stage with copies at T = the (1 - r) quantile.
+
+    A task X > T gets a copy X' at T (§3.2.2); if the original ends first (X <= T + X') the copy ran X - T,
+    else the original ran T + X' and is killed: that is the extra; the winner's duration is kept.
+    """
+    x = np.sort(np.asarray(stage.durations, dtype=np.float64))
+    runs, copies = rng.choice(x, size=(draws, stage.tasks)), rng.choice(x, size=(draws, stage.tasks))
+    t = float(timeout(x, r)) if stage.speculatable else np.inf
+    copied, wins = runs > t, runs > t + copies
+    extra = np.where(copied, np.where(wins, t + copies, runs - t), 0.0)
+    return float(extra.sum(axis=1).mean()), float(np.where(wins, copies, runs).sum(axis=1).mean())
+
+
+def extra_fraction(stages: Sequence[TaskStage], r: Sequence[float], seed: int = 0) -> float:
+    """The allocation's expected extra container-seconds over the kept ones, summed over every stage."""
+    rng = np.random.default_rng(seed)
+    spends = [copy_spend(s, float(r_s), rng) for s, r_s in zip(stages, r)]
+    return sum(e for e, _ in spends) / max(sum(k for _, k in spends), 1e-12)
+
+
+def fit_budget(stages: Sequence[TaskStage], curves: Sequence[VarianceCurve], budget: float,
+               seed: int = 0) -> tuple[float, NDArray[np.float64], float]:
+    """SumVar's budget (eq. 5.3's units), its r_s and their expected extra fraction: the largest budget met by
+    bisection whose allocation is estimated (``extra_fraction``) to spend at most ``budget``."""
+    cost = [s.container_seconds for s in stages]
+
+    def trial(b: float) -> tuple[float, NDArray[np.float64], float]:
+        r = sumvar(curves, cost, b)
+        return b, r, extra_fraction(stages, r, seed)
+
+    best = trial(1.0)
+    if best[2] <= budget:
+        return best
+    best, low, high = trial(0.0), 0.0, 1.0
+    for _ in range(BISECTIONS):
+        b, r, spend = trial((low + high) / 2)
+        if spend <= budget:
+            best, low = (b, r, spend), b
+        else:
+            high = b
+    return best
+
+
 def settings(stages: Sequence[tuple[TaskType, float, int, float | None]]) -> dict[str, str]:
     """One job's speculation settings for its stages' (type, r_s, N_s, T_s in s or None).
 
@@ -138,17 +187,21 @@ class JobSpeculation(_Strict):
 class SpeculationSettings(_Strict):
     """The settings file: per recurring job, the speculation settings of its next submissions."""
 
-    schema_version: Literal["corral-yarn/kwiken-yarn/v2"] = SETTINGS_SCHEMA
-    budget: float = Field(ge=0.0, le=1.0, description="B: extra task container-seconds for copies, a fraction of the jobs'")
-    planned_cost: float = Field(ge=0.0, le=1.0, description="sum_s c_s r_s <= B")
+    schema_version: Literal["corral-yarn/kwiken-yarn/v3"] = SETTINGS_SCHEMA
+    budget: float = Field(ge=0.0, le=1.0, description="B: container-seconds of attempts that do not succeed, a fraction of those that do")
+    sumvar_budget: float = Field(ge=0.0, le=1.0, description="SumVar's budget in eq. 5.3's units, fitted so that the expected spend is <= B")
+    planned_cost: float = Field(ge=0.0, le=1.0, description="sum_s c_s r_s <= sumvar_budget")
+    planned_extra_fraction: float = Field(ge=0.0, le=1.0, description="the allocation's expected spend in B's units, by resampling; <= B")
     container_seconds: float = Field(ge=0.0, description="sum of c_s before normalising: task container-seconds of one run of every job")
     runs: int = Field(ge=1, description="history runs the curves were learned from")
     jobs: list[JobSpeculation]
 
     @model_validator(mode="after")
     def _checked(self) -> SpeculationSettings:
-        if self.planned_cost > self.budget + 1e-9:
-            raise ValueError(f"planned_cost {self.planned_cost} is over the budget {self.budget}")
+        if self.planned_cost > self.sumvar_budget + 1e-9:
+            raise ValueError(f"planned_cost {self.planned_cost} is over the sumvar_budget {self.sumvar_budget}")
+        if self.planned_extra_fraction > self.budget + 1e-9:
+            raise ValueError(f"planned_extra_fraction {self.planned_extra_fraction} is over the budget {self.budget}")
         keys = [j.key for j in self.jobs]
         if dupes := sorted({k for k in keys if keys.count(k) > 1}):
             raise ValueError(f"jobs {dupes} appear more than once")
@@ -160,8 +213,11 @@ class SpeculationSettings(_Strict):
 
 
 def plan_speculation(stages: Sequence[TaskStage], budget: float, runs: int, seed: int = 0) -> SpeculationSettings:
-    """Apportion ``budget`` over ``stages`` (from ``runs`` history runs) and turn each job's r_s into its settings."""
-    r, curves = apportion(stages, budget, seed)
+    """Apportion ``budget`` (extra over kept container-seconds, as measured) over ``stages`` (from ``runs``
+    history runs) by SumVar at the budget fitted to it, and turn each job's r_s into its settings."""
+    rng = np.random.default_rng(seed)
+    curves = [makespan_curve(s, rng) for s in stages]
+    sumvar_budget, r, expected = fit_budget(stages, curves, budget, seed)
     cost = np.array([s.container_seconds for s in stages])
     share = cost / cost.sum()
     jobs: dict[str, list[tuple[TaskStage, StageSpeculation]]] = {}
@@ -174,6 +230,6 @@ def plan_speculation(stages: Sequence[TaskStage], budget: float, runs: int, seed
     planned = [JobSpeculation(key=key, stages=[s for _, s in pairs],
                               properties=settings([(s.type, s.reissue_fraction, s.tasks, s.timeout_s) for _, s in pairs]))
                for key, pairs in jobs.items()]
-    return SpeculationSettings(budget=budget, planned_cost=min(budget, spent(cost, r)), runs=runs,
-                               container_seconds=float(cost.sum()),
+    return SpeculationSettings(budget=budget, sumvar_budget=sumvar_budget, planned_cost=min(sumvar_budget, spent(cost, r)),
+                               planned_extra_fraction=min(budget, expected), runs=runs, container_seconds=float(cost.sum()),
                                jobs=planned)

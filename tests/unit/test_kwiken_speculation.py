@@ -16,10 +16,10 @@ from pydantic import ValidationError
 from corral_yarn.cli import main
 from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.errors import InputError
-from corral_yarn.kwiken.apportion import spent
+from corral_yarn.kwiken.apportion import spent, sumvar
 from corral_yarn.kwiken.speculation import (
-    CAP_RUNNING, CAP_TOTAL, ESTIMATOR, KWIKEN_ESTIMATOR, MINIMUM_ALLOWED, RETRY_AFTER_SPECULATE, TIMEOUT_MS, SpeculationSettings,
-    TaskStage, apportion, makespan_curve, plan_speculation, settings,
+    BISECTIONS, CAP_RUNNING, CAP_TOTAL, ESTIMATOR, KWIKEN_ESTIMATOR, MINIMUM_ALLOWED, RETRY_AFTER_SPECULATE, TIMEOUT_MS,
+    SpeculationSettings, TaskStage, apportion, copy_spend, extra_fraction, makespan_curve, plan_speculation, settings,
 )
 from corral_yarn.pipeline.speculation import task_stages, with_speculation
 from estimator.records import JobRun, TaskSample
@@ -88,9 +88,47 @@ def test_plan_carries_each_jobs_share_and_validates() -> None:
     laggy = plan.jobs[1].stages[0]
     assert laggy.timeout_s is not None and laggy.planned_variance < laggy.variance
     assert plan.properties("laggy")[TIMEOUT_MS["map"]] == str(round(laggy.timeout_s * 1000))
-    assert plan.planned_cost <= plan.budget
+    assert plan.planned_cost <= plan.sumvar_budget and 0 < plan.planned_extra_fraction <= plan.budget
+    with pytest.raises(ValidationError, match="over the sumvar_budget"):
+        SpeculationSettings.model_validate({**plan.model_dump(), "sumvar_budget": 0.01, "planned_cost": 0.05})
     with pytest.raises(ValidationError, match="over the budget"):
-        SpeculationSettings.model_validate({**plan.model_dump(), "planned_cost": 0.5})
+        SpeculationSettings.model_validate({**plan.model_dump(), "planned_extra_fraction": 0.5})
+
+
+def test_copy_spend_matches_hand_computed_extra_and_kept_seconds() -> None:
+    # one task of {1 x 9, 10}: r = 0.1 -> T = 1; only a 10 is copied, at 1: a copy of 1 wins (the original ran 1 + 1 = 2),
+    # a copy of 10 loses (it ran 10 - 1 = 9). E[extra] = 0.1 (0.9 x 2 + 0.1 x 9) = 0.27; kept: 1 w.p. 0.9 + 0.09, 10 w.p. 0.01
+    extra, kept = copy_spend(TaskStage("j", "map", 1, TWO_POINT), 0.1, np.random.default_rng(0), draws=400_000)
+    assert extra == pytest.approx(0.27, rel=0.03) and kept == pytest.approx(0.99 + 0.1, rel=0.03)
+    none = copy_spend(TaskStage("j", "map", 3, TWO_POINT), 0.0, np.random.default_rng(0), draws=100_000)
+    assert none[0] == 0 and none[1] == pytest.approx(3 * 1.9, rel=0.03)  # no copies: every task kept, 3 x the mean
+
+
+def test_linear_cost_is_not_what_copies_spend() -> None:
+    # eq. 5.3's c_s r_s prices a copy at a mean task (1.9 here): at r = 0.1 that is 0.1 of the container-seconds,
+    # while copies of the stragglers at T = 1 spend 0.27 / 1.09 = 0.25 of the kept ones
+    stage = [TaskStage("j", "map", 4, TWO_POINT)]
+    assert spent([stage[0].container_seconds], [0.1]) == pytest.approx(0.1)
+    assert extra_fraction(stage, [0.1]) == pytest.approx(0.27 / 1.09, rel=0.03)
+
+
+@hsettings(max_examples=15, deadline=None)
+@given(st.lists(st.tuples(st.integers(2, 10), st.floats(0.3, 2.0), st.floats(0.0, 0.3)), min_size=1, max_size=4),
+       st.floats(0.0, 0.6), st.integers(0, 3))
+def test_fitted_plan_is_expected_to_spend_at_most_its_budget_and_uses_it(shapes: list[tuple[int, float, float]], budget: float,
+                                                                          seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    stages = [TaskStage(f"j{k}", "map", n, rng.lognormal(0, sigma, 30) * np.where(rng.random(30) < p, 5.0, 1.0))
+              for k, (n, sigma, p) in enumerate(shapes)]
+    plan = plan_speculation(stages, budget, runs=3, seed=seed)
+    r = [s.reissue_fraction for j in plan.jobs for s in j.stages]
+    assert plan.planned_extra_fraction <= budget + 1e-9
+    assert extra_fraction(stages, r, seed) == pytest.approx(plan.planned_extra_fraction)
+    if plan.sumvar_budget < 1.0:  # the bisection's next step up would be expected to overspend
+        rng = np.random.default_rng(seed)
+        curves = [makespan_curve(s, rng) for s in stages]
+        more = sumvar(curves, [s.container_seconds for s in stages], plan.sumvar_budget + 0.5 ** BISECTIONS)
+        assert extra_fraction(stages, more, seed) > budget
 
 
 def _run(key: str, day: int, maps: list[float], reduces: list[float], outcome: str = "SUCCEEDED") -> JobRun:
@@ -130,7 +168,7 @@ def test_cli_yarn_plan_writes_the_settings_file(tmp_path: Path, capsys: pytest.C
     assert main(["kwiken", "yarn-plan", "--history", str(tmp_path / "store"), "--budget", "0.1", "--out", str(out)]) == 0
     assert "wc/map" in capsys.readouterr().out
     doc = json.loads(out.read_text())
-    assert doc["schema_version"] == "corral-yarn/kwiken-yarn/v2" and {j["key"] for j in doc["jobs"]} == {"wc", "sort"}
+    assert doc["schema_version"] == "corral-yarn/kwiken-yarn/v3" and {j["key"] for j in doc["jobs"]} == {"wc", "sort"}
     assert SpeculationSettings.model_validate(doc).properties("sort")["mapreduce.reduce.speculative"] == "false"
 
 
