@@ -17,15 +17,16 @@ the same stragglers and the same drift of the machine's load:
   LegacyTaskRuntimeEstimator);
 - ``kwiken``: Kwiken's per-job settings from ``corral kwiken yarn-plan``'s code (Kwiken's
   TaskRuntimeEstimator: a task is copied once it runs past its stage's T_s), re-planned before each of
-  its rounds with the budget B = the extra fraction default speculation has spent so far in this run
-  (equal spend: default runs first in round 0). Spend is measured from JobHistory as the planner
-  predicts it: the durations of attempts that did not succeed over those of the attempts that did;
+  its rounds so that its copies are expected to spend the extra container-seconds per round default
+  speculation has spent so far in this run (equal spend; default runs first in round 0). The extra
+  container-seconds are measured from JobHistory as the planner predicts them: the durations of the
+  attempts that did not succeed (a losing copy, or an original killed because its copy won);
 - ``none`` (not with ``--quick``): no speculation. The history rounds are runs without speculation too and
   are reported as ``history`` (not alternated with the others).
 
 Reported side by side: p50/p99/max JCT per arm, their ratios, what each arm spent (overall and per
-round) and what Kwiken's plan expected to spend (``planned_extra_fraction``), next to what eq. 5.3's
-linear cost (a copy = a mean task) would have planned and what that allocation is expected to spend.
+round) and what Kwiken's plan expected to spend (``expected_extra_container_s``), next to what eq. 5.3's
+linear allocation at the same budget (a copy priced at a mean task) is expected to spend.
 Job completion time (JCT) is JobHistory's finishTime - submitTime.
 
 Needs root (cgroups). ``--quick``: 3 history rounds and 3 test rounds of the two arms default and
@@ -55,11 +56,11 @@ import numpy as np
 
 from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.history import job_id_of
-from corral_yarn.kwiken.speculation import SPECULATIVE, SpeculationSettings, apportion, extra_fraction
+from corral_yarn.kwiken.speculation import SPECULATIVE, SpeculationSettings, apportion, budget_matching, expected_spend, plan_speculation
 from corral_yarn.minicluster import StartOptions, load_description, start_cluster, stop_cluster
 from corral_yarn.pipeline.catalog import RecurringJob
 from corral_yarn.pipeline.history import history_source
-from corral_yarn.pipeline.speculation import plan_from_store, task_stages, with_speculation
+from corral_yarn.pipeline.speculation import task_stages, with_speculation
 from estimator.records import IngestReport
 from estimator.store import HistoryStore
 
@@ -240,14 +241,17 @@ def arm_order(arms: list[str], k: int) -> list[str]:
     return [first, *(a for a in arms if a not in (first, last)), last]
 
 
-def plan_kwiken(store: HistoryStore, budget: float) -> tuple[SpeculationSettings, dict[str, float]]:
-    """Kwiken's settings at ``budget``, and what eq. 5.3's linear cost would have planned at the same budget."""
-    settings = plan_from_store(store.root, budget)
-    stages, _ = task_stages(store.runs())
-    linear, _ = apportion(stages, budget)
-    return settings, {"budget": budget, "sumvar_budget": settings.sumvar_budget, "planned_cost": settings.planned_cost,
-                      "planned_extra_fraction": settings.planned_extra_fraction,
-                      "linear_plan_expected_extra_fraction": extra_fraction(stages, linear)}
+def plan_kwiken(store: HistoryStore, default_runs: list[dict[str, Any]]) -> tuple[SpeculationSettings, dict[str, float]]:
+    """Kwiken's settings expected to spend the extra container-seconds per round that default speculation has
+    spent so far, and what eq. 5.3's linear cost would have planned at the same budget."""
+    stages, runs = task_stages(store.runs())
+    target = sum(r["extra_container_s"] for r in default_runs) / (len(default_runs) / len(JOBS))
+    settings = plan_speculation(stages, budget_matching(target, stages), runs)
+    linear, _ = apportion(stages, settings.budget)
+    return settings, {"target_extra_container_s": target, "budget": settings.budget, "sumvar_budget": settings.sumvar_budget,
+                      "planned_cost": settings.planned_cost, "planned_extra_fraction": settings.planned_extra_fraction,
+                      "expected_extra_container_s": settings.expected_extra_container_s,
+                      "linear_plan_expected_extra_container_s": expected_spend(stages, linear)[0]}
 
 
 def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: int, quota: float, arms: list[str]) -> dict[str, Any]:
@@ -268,14 +272,14 @@ def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: in
             entry: dict[str, Any] = {"round": k, "order": arm_order(arms, k)}
             for arm in entry["order"]:
                 if arm == "kwiken":
-                    settings, entry["kwiken_plan"] = plan_kwiken(store, min(1.0, summary(by["default"])["extra_fraction"]))
+                    settings, entry["kwiken_plan"] = plan_kwiken(store, by["default"])
                     log.info("Kwiken's plan %s: %s", entry["kwiken_plan"], {j.key: j.properties for j in settings.jobs})
                 props = {key: OFF if arm == "none" else ON if arm == "default" else settings.properties(key) for key in bench.jobs}
                 started = time.monotonic()
                 runs = bench.round(arm, k, props)
                 by[arm] += runs
-                entry[arm] = {"extra_fraction": summary(runs)["extra_fraction"], "max_jct_s": summary(runs)["max_jct_s"],
-                              "wall_s": round(time.monotonic() - started, 1)}
+                entry[arm] = {"extra_container_s": summary(runs)["extra_container_s"], "extra_fraction": summary(runs)["extra_fraction"],
+                              "max_jct_s": summary(runs)["max_jct_s"], "wall_s": round(time.monotonic() - started, 1)}
                 log.info("round %d %s: %s", k, arm, json.dumps(entry[arm]))
             per_round.append(entry)
         moved = len(node.moved)
@@ -287,7 +291,7 @@ def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: in
         "yarn.p50_jct_ratio_vs_default_speculation": s["kwiken"]["p50_jct_s"] / s["default"]["p50_jct_s"],
         "yarn.extra_container_s_ratio_vs_default_speculation": s["kwiken"]["extra_container_s"] / max(s["default"]["extra_container_s"], 1e-9),
         "yarn.extra_fraction_ratio_vs_default_speculation": s["kwiken"]["extra_fraction"] / max(s["default"]["extra_fraction"], 1e-9),
-        "yarn.kwiken_spent_over_planned": s["kwiken"]["extra_fraction"] / max(np.mean([e["kwiken_plan"]["planned_extra_fraction"] for e in per_round]), 1e-9),
+        "yarn.kwiken_spent_over_expected": s["kwiken"]["extra_container_s"] / max(sum(e["kwiken_plan"]["expected_extra_container_s"] for e in per_round), 1e-9),
     }
     if "none" in s:
         figures["yarn.p99_jct_ratio_vs_no_speculation"] = s["kwiken"]["p99_jct_s"] / s["none"]["p99_jct_s"]
@@ -295,7 +299,8 @@ def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: in
     return {
         "bench": "kwiken_yarn", "jobs": [dict(zip(("key", "program", "maps", "reduces"), j)) for j in JOBS],
         "slow_node": slow, "cpu_quota": quota, "processes_slowed": moved, "history_rounds": history_rounds, "test_rounds": rounds, "arms": arms,
-        "budget_source": "default speculation's extra_fraction so far in this run, before each Kwiken round",
+        "budget_source": "before each Kwiken round: default speculation's extra container-seconds per round so far in this run, "
+                         "over the history's container-seconds per round (budget_matching)",
         "extra_fraction": {c: s[c]["extra_fraction"] for c in s},
         "rounds": per_round,
         "last_plan": {j.key: {s_.type: {"r": round(s_.reissue_fraction, 4), "timeout_s": s_.timeout_s, "samples": s_.samples} for s_ in j.stages}

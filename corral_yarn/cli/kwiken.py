@@ -76,7 +76,7 @@ def _yarn_plan(args: argparse.Namespace) -> int:
         print(to_json(settings))
         return 0
     print(f"speculation settings for {len(settings.jobs)} recurring jobs from {settings.runs} runs: budget {settings.budget:.2%} "
-          f"extra over kept task container-seconds (expected {settings.planned_extra_fraction:.2%}; SumVar's budget "
+          f"extra task container-seconds (expected {settings.planned_extra_fraction:.2%}; SumVar's budget "
           f"{settings.sumvar_budget:.2%} of {settings.container_seconds:.4g} container-seconds per run of every job, planned {settings.planned_cost:.2%})")
     print(f"{'stage':<32} {'tasks':>5} {'samples':>7} {'r_s':>7} {'T_s (s)':>8} {'cost':>7} {'Var (s2)':>10} {'planned':>10}")
     for job in settings.jobs:
@@ -118,7 +118,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                  "reduce stages from the history store; write their per-job speculation settings")
     yarn.add_argument("--history", required=True, type=Path, metavar="DIR", help="the history store (corral history ingest)")
     yarn.add_argument("--budget", required=True, type=unit_interval(closed=True),
-                      help="B: container-seconds of task attempts that do not succeed, a fraction in [0, 1] of those that do")
+                      help="B: container-seconds of task attempts that do not succeed, a fraction in [0, 1] of the jobs' without copies")
     yarn.add_argument("--job", action="append", metavar="KEY", help="plan only this recurring key (repeatable; default: every job with task samples)")
     yarn.add_argument("--seed", type=int, default=0, help="random seed of the offline resampling (default 0)")
     yarn.add_argument("--out", required=True, type=Path, metavar="FILE",

@@ -10,8 +10,9 @@ resampling. The cost c_s is the stage's container-seconds per run (N x mean task
 apportions (eq. 5.3). Its linear cost (a copy costs a mean task) is not what copies spend: a copy at T
 that loses runs X - T, one that wins leaves the original's T + X' behind, and only tasks past T are
 copied. So the budget B is what a cluster measures, the container-seconds of attempts that did not
-succeed over those of the attempts that did, estimated by the same resampling (``copy_spend``), and
-SumVar's budget is the largest one whose allocation is estimated to spend at most B (``plan_speculation``).
+succeed, as a fraction of the stages' container-seconds without copies, estimated by the same
+resampling (``copy_spend``), and SumVar's budget is the largest one whose allocation is estimated to
+spend at most B (``plan_speculation``).
 
 Hadoop's DefaultSpeculator (3.5) has no timeout of its own: with its default estimator a task gets a copy
 once every task of its type has a container, one (and 5 %) of them finished, and its projected end is
@@ -113,10 +114,21 @@ def copy_spend(stage: TaskStage, r: float, rng: np.random.Generator, draws: int 
 
 
 def extra_fraction(stages: Sequence[TaskStage], r: Sequence[float], seed: int = 0) -> float:
-    """The allocation's expected extra container-seconds over the kept ones, summed over every stage."""
+    """The allocation's expected extra container-seconds over the stages' container-seconds without copies."""
+    return expected_spend(stages, r, seed)[0] / max(sum(s.container_seconds for s in stages), 1e-12)
+
+
+def expected_spend(stages: Sequence[TaskStage], r: Sequence[float], seed: int = 0) -> tuple[float, float]:
+    """The allocation's expected (extra, kept) container-seconds per run of every job (``copy_spend`` summed)."""
     rng = np.random.default_rng(seed)
     spends = [copy_spend(s, float(r_s), rng) for s, r_s in zip(stages, r)]
-    return sum(e for e, _ in spends) / max(sum(k for _, k in spends), 1e-12)
+    return sum(e for e, _ in spends), sum(k for _, k in spends)
+
+
+def budget_matching(extra_container_s: float, stages: Sequence[TaskStage]) -> float:
+    """The budget B whose copies are expected to spend ``extra_container_s`` per run of every job (another
+    policy's measured spend, say): over the container-seconds the history's stages keep without copies."""
+    return min(1.0, max(0.0, extra_container_s) / sum(s.container_seconds for s in stages))
 
 
 def fit_budget(stages: Sequence[TaskStage], curves: Sequence[VarianceCurve], budget: float,
@@ -188,10 +200,11 @@ class SpeculationSettings(_Strict):
     """The settings file: per recurring job, the speculation settings of its next submissions."""
 
     schema_version: Literal["corral-yarn/kwiken-yarn/v3"] = SETTINGS_SCHEMA
-    budget: float = Field(ge=0.0, le=1.0, description="B: container-seconds of attempts that do not succeed, a fraction of those that do")
+    budget: float = Field(ge=0.0, le=1.0, description="B: container-seconds of attempts that do not succeed, a fraction of the stages' without copies")
     sumvar_budget: float = Field(ge=0.0, le=1.0, description="SumVar's budget in eq. 5.3's units, fitted so that the expected spend is <= B")
     planned_cost: float = Field(ge=0.0, le=1.0, description="sum_s c_s r_s <= sumvar_budget")
     planned_extra_fraction: float = Field(ge=0.0, le=1.0, description="the allocation's expected spend in B's units, by resampling; <= B")
+    expected_extra_container_s: float = Field(ge=0.0, description="the allocation's expected extra container-seconds per run of every job")
     container_seconds: float = Field(ge=0.0, description="sum of c_s before normalising: task container-seconds of one run of every job")
     runs: int = Field(ge=1, description="history runs the curves were learned from")
     jobs: list[JobSpeculation]
@@ -213,7 +226,7 @@ class SpeculationSettings(_Strict):
 
 
 def plan_speculation(stages: Sequence[TaskStage], budget: float, runs: int, seed: int = 0) -> SpeculationSettings:
-    """Apportion ``budget`` (extra over kept container-seconds, as measured) over ``stages`` (from ``runs``
+    """Apportion ``budget`` (extra container-seconds, as a cluster measures them) over ``stages`` (from ``runs``
     history runs) by SumVar at the budget fitted to it, and turn each job's r_s into its settings."""
     rng = np.random.default_rng(seed)
     curves = [makespan_curve(s, rng) for s in stages]
@@ -231,5 +244,5 @@ def plan_speculation(stages: Sequence[TaskStage], budget: float, runs: int, seed
                               properties=settings([(s.type, s.reissue_fraction, s.tasks, s.timeout_s) for _, s in pairs]))
                for key, pairs in jobs.items()]
     return SpeculationSettings(budget=budget, sumvar_budget=sumvar_budget, planned_cost=min(sumvar_budget, spent(cost, r)),
-                               planned_extra_fraction=min(budget, expected), runs=runs, container_seconds=float(cost.sum()),
+                               planned_extra_fraction=min(budget, expected), expected_extra_container_s=expected_spend(stages, r, seed)[0], runs=runs, container_seconds=float(cost.sum()),
                                jobs=planned)

@@ -19,7 +19,7 @@ from corral_yarn.errors import InputError
 from corral_yarn.kwiken.apportion import spent, sumvar
 from corral_yarn.kwiken.speculation import (
     BISECTIONS, CAP_RUNNING, CAP_TOTAL, ESTIMATOR, KWIKEN_ESTIMATOR, MINIMUM_ALLOWED, RETRY_AFTER_SPECULATE, TIMEOUT_MS,
-    SpeculationSettings, TaskStage, apportion, copy_spend, extra_fraction, makespan_curve, plan_speculation, settings,
+    SpeculationSettings, TaskStage, apportion, budget_matching, copy_spend, extra_fraction, makespan_curve, plan_speculation, settings,
 )
 from corral_yarn.pipeline.speculation import task_stages, with_speculation
 from estimator.records import JobRun, TaskSample
@@ -104,12 +104,24 @@ def test_copy_spend_matches_hand_computed_extra_and_kept_seconds() -> None:
     assert none[0] == 0 and none[1] == pytest.approx(3 * 1.9, rel=0.03)  # no copies: every task kept, 3 x the mean
 
 
+def test_budget_matching_another_policys_spend_plans_about_that_many_extra_seconds() -> None:
+    rng = np.random.default_rng(1)
+    stages = [TaskStage(f"j{k}", "map", n, rng.lognormal(2, 0.4, 40) * np.where(rng.random(40) < 0.15, 6.0, 1.0))
+              for k, n in enumerate((8, 6, 4))]
+    base = sum(s.container_seconds for s in stages)
+    assert budget_matching(0.1 * base, stages) == pytest.approx(0.1)
+    assert budget_matching(-1.0, stages) == 0 and budget_matching(3 * base, stages) == 1  # B in [0, 1]
+    plan = plan_speculation(stages, budget_matching(0.1 * base, stages), runs=5)
+    # the quantile timeouts of 40 durations move in steps, so the fitted plan may leave a step unspent
+    assert 0.08 * base <= plan.expected_extra_container_s <= 0.1 * base + 1e-9
+
+
 def test_linear_cost_is_not_what_copies_spend() -> None:
     # eq. 5.3's c_s r_s prices a copy at a mean task (1.9 here): at r = 0.1 that is 0.1 of the container-seconds,
-    # while copies of the stragglers at T = 1 spend 0.27 / 1.09 = 0.25 of the kept ones
+    # while copies of the stragglers at T = 1 spend 0.27 per task, 0.27 / 1.9 = 0.14 of its container-seconds
     stage = [TaskStage("j", "map", 4, TWO_POINT)]
     assert spent([stage[0].container_seconds], [0.1]) == pytest.approx(0.1)
-    assert extra_fraction(stage, [0.1]) == pytest.approx(0.27 / 1.09, rel=0.03)
+    assert extra_fraction(stage, [0.1]) == pytest.approx(0.27 / 1.9, rel=0.03)
 
 
 @hsettings(max_examples=15, deadline=None)

@@ -138,7 +138,7 @@ def test_planned_runs_carry_kwikens_speculation_settings_of_their_recurring_key(
     assert all(r.speculation == {} for r in planned_runs(published, catalog, settings)[0])  # no settings file: the cluster's
     key = catalog.jobs[0].key
     props = {"mapreduce.map.speculative": "false", "mapreduce.reduce.speculative": "false"}
-    doc = {"budget": 0.1, "sumvar_budget": 0.0, "planned_cost": 0.0, "planned_extra_fraction": 0.0, "container_seconds": 10.0, "runs": 3, "jobs": [{"key": key, "properties": props, "stages": [
+    doc = {"budget": 0.1, "sumvar_budget": 0.0, "planned_cost": 0.0, "planned_extra_fraction": 0.0, "expected_extra_container_s": 0.0, "container_seconds": 10.0, "runs": 3, "jobs": [{"key": key, "properties": props, "stages": [
         {"type": "map", "tasks": 2, "samples": 9, "reissue_fraction": 0.0, "timeout_s": None,
          "cost_share": 1.0, "variance": 1.0, "planned_variance": 1.0}]}]}
     settings.speculation.write_text(json.dumps(doc))
