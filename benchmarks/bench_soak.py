@@ -1,30 +1,34 @@
-"""Soak (issue 20 item 2): many small tagged and untagged applications through the ResourceManager
-of the embedded cluster, once under stock YARN's CapacityScheduler and once under Corral's
-scheduler, side by side in one run; one JSON line with ``apps`` and ``throughput_ratio_corral_vs_stock``.
+"""Soak (issue 20 item 2): many small tagged and untagged applications through two embedded clusters
+running at the same time, one with stock YARN's CapacityScheduler and one with Corral's, in short
+alternating bursts; one JSON line with ``apps`` and ``throughput_ratio_corral_vs_stock``.
+
+Fairness on a shared machine: both clusters are started together and stay up for the whole run, so
+each burst of one runs next to the other's idle daemons, and the bursts alternate in ``--rounds``
+rounds, the order flipped every round (stock-Corral, Corral-stock, ...) so that a load trend on the
+machine falls on both alike. A round's ratio is Corral's applications per second over stock's in
+that round (the two bursts are seconds apart); the headline ratio is the median of the rounds'
+ratios, with its spread (min, quartiles, max). Scheduler-side figures come from the RM's own
+``CapacitySchedulerMetrics``: calls of nodeUpdate (one per node heartbeat), allocate and commit
+(one per container allocated) and their mean times (Hadoop's nanosecond timers, the mean over the
+bean's last refresh window); committed containers per node heartbeat does not depend on how fast the
+CPU is, only on what the scheduler does with each heartbeat. The RM's JMX servlet refreshes a bean
+at most every 10 s, so each burst reads the bean when it has just been refreshed (its node-update
+count moved), before and after the burst, outside the timed window.
 
 Each application is the cheapest one that reaches the scheduler: its ApplicationMaster container runs
 ``true`` (no JVM), so the RM admits it, the scheduler allocates its AM container (inside its rack set
 R_j for a tagged application under Corral), a NodeManager launches and releases it, and the RM ends
-the application. The AM never registers, so every application ends FAILED by design; what is measured
-is the RM's admission, scheduling and release path, not a job. A share of the applications (default
-1/2) is tagged with a rack set of one or two racks (thesis §4.1), the rest are untagged. The client
-keeps ``--in-flight`` applications not yet ended and submits through the project's RM adapter
+the application FAILED, as its AM never registers. An AM that registers and finishes (distributed
+shell, a MapReduce job with no maps) would add a JVM start, seconds of CPU per application on 2
+cores, to every application, so the ratio would mostly measure JVM start-ups; the task containers
+such an AM asks for are what benchmarks/bench_java_plugins.py times per ``allocate`` call. A share of
+the applications (default 1/2) is tagged with a rack set of one or two racks (thesis §4.1). The
+client keeps ``--in-flight`` applications not yet ended and submits through the project's RM adapter
 (``ResourceManager.submit``: queue check, idempotency look-up by tag, new-application, submit).
 
-Figures per scheduler: ``apps_per_s`` (applications ended / seconds from the first submission to the
-last end), ``containers_allocated_per_s`` (the root queue's AggregateContainersAllocated over the
-same time), the RM heap (``heap_used_mb_peak`` / ``_end``, sampled once a second from the RM's JMX;
-the embedded cluster runs every daemon in one JVM, so this is the whole cluster JVM's heap, an upper
-bound of the RM's), the scheduler's own allocate and commit times from ``CapacitySchedulerMetrics``,
-and for tagged applications the share whose AM container ran inside R_j. The embedded cluster's
-NodeManagers heartbeat every 250 ms and get one container per heartbeat (docs/minicluster.md), so a
-6-node cluster allocates at most 24 containers/s under either scheduler: the throughput ratio tells
-whether Corral's scheduler keeps up with that pace, not the schedulers' peak rates (benchmarks/
-bench_java_plugins.py measures allocate's cost per call). Each scheduler's phase is bounded by a count
-and a time (default 600 applications, 600 s; ``--quick``: 200 and 180 s, about 10 minutes with both
-cluster starts on a quiet machine, longer under load); throughput is the applications that ended within the phase over
-its length, so a phase cut by its time is still measured like a full one. ``apps`` in the JSON line
-is the applications that ended in both phases.
+Bounded: at most ``rounds x 2 x burst`` applications, each burst cut at ``--burst-timeout`` seconds,
+the whole measurement at ``--max-seconds``. ``--quick``: 6 rounds of 40 applications per burst, 1,200 s
+at most for all rounds.
 """
 
 from __future__ import annotations
@@ -33,11 +37,12 @@ import argparse
 import json
 import os
 import random
+import statistics
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -47,14 +52,85 @@ from corral_yarn.cluster.rm import AmContainerSpec, ResourceManager, Submission
 from corral_yarn.cluster.tags import CorralTags
 from corral_yarn.minicluster import StartOptions, start_cluster, stop_cluster
 
-ROOT_QUEUE = "Hadoop:service=ResourceManager,name=QueueMetrics,q0=root"
-SCHEDULER_METRICS = "Hadoop:service=ResourceManager,name=CapacitySchedulerMetrics"
+# The embedded cluster runs every daemon in one JVM: the scheduler's metrics source is registered
+# under whichever daemon's service name the metrics system had, so it is found by its name alone.
+SCHEDULER_METRICS = "Hadoop:name=CapacitySchedulerMetrics,*"
 CORRAL_METRICS = "Hadoop:service=ResourceManager,name=CorralSchedulerMetrics"
 CORRAL_COUNTERS = ("RestrictedApplications", "RackSetFallbacks", "MalformedRackSetTags", "UngrantedTags")
 MEMORY = "java.lang:type=Memory"
 ENDED = ("appsCompleted", "appsFailed", "appsKilled")
-QUICK = (200, 180.0)  # applications and seconds per scheduler with --quick
+TIMERS = ("NodeUpdate", "Allocate", "CommitSuccess")  # CapacitySchedulerMetrics' MutableRates, in ns
+SCHEDULERS = ("capacity", "corral")
+QUICK = {"rounds": 6, "burst": 40, "max_seconds": 1200.0}
+JMX_REFRESH_WAIT_S = 15.0  # the JMX cache lives 10 s
 
+
+# ---- pure parts -------------------------------------------------------------------------------
+
+def ratio(numerator: float, denominator: float) -> float | None:
+    """numerator / denominator, None when the denominator is not positive."""
+    return numerator / denominator if denominator > 0 else None
+
+
+def round_ratios(stock: Sequence[float], corral: Sequence[float]) -> list[float | None]:
+    """Per round, Corral's rate over stock's (None where stock measured nothing)."""
+    if len(stock) != len(corral):
+        raise ValueError(f"{len(stock)} stock bursts but {len(corral)} Corral bursts")
+    return [ratio(c, s) for s, c in zip(stock, corral)]
+
+
+def spread(values: Sequence[float | None]) -> dict[str, Any]:
+    """Median, quartiles, min and max of the measured values (None left out), rounded to 3 places."""
+    xs = sorted(v for v in values if v is not None)
+    if not xs:
+        return {"median": None, "q1": None, "q3": None, "min": None, "max": None, "n": 0}
+    q1, _, q3 = statistics.quantiles(xs, n=4, method="inclusive") if len(xs) > 1 else (xs[0], xs[0], xs[0])
+    return {"median": round(statistics.median(xs), 3), "q1": round(q1, 3), "q3": round(q3, 3),
+            "min": round(xs[0], 3), "max": round(xs[-1], 3), "n": len(xs)}
+
+
+def burst_order(round_index: int) -> tuple[str, str]:
+    """Which scheduler's burst goes first in a round: stock first in even rounds, Corral first in odd ones."""
+    return SCHEDULERS if round_index % 2 == 0 else SCHEDULERS[::-1]
+
+
+def timer_deltas(before: dict[str, Any], after: dict[str, Any]) -> dict[str, int]:
+    """Calls of each CapacitySchedulerMetrics timer between two snapshots of the bean."""
+    return {t: int(after.get(f"{t}NumOps", 0)) - int(before.get(f"{t}NumOps", 0)) for t in TIMERS}
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line, checked before anything starts (a wrong value exits 2 naming it)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help=f"{QUICK['rounds']} rounds of {QUICK['burst']} applications per burst, {QUICK['max_seconds']:.0f} s at most "
+                             "(overrides --rounds, --burst, --max-seconds)")
+    parser.add_argument("--rounds", type=int, default=10, help="rounds, each one burst per scheduler (default 10)")
+    parser.add_argument("--burst", type=int, default=24, help="applications per burst (default 24)")
+    parser.add_argument("--burst-timeout", type=float, default=120.0, help="seconds a burst may last, at most (default 120)")
+    parser.add_argument("--max-seconds", type=float, default=1800.0,
+                        help="seconds for all rounds, at most; no round starts after (default 1800)")
+    parser.add_argument("--in-flight", type=int, default=12, help="applications not yet ended the client keeps (default 12)")
+    parser.add_argument("--tagged-share", type=float, default=0.5, help="share of applications with a rack set (default 0.5)")
+    parser.add_argument("--racks", type=int, default=3, help="racks of each cluster (default 3)")
+    parser.add_argument("--nodes-per-rack", type=int, default=1, help="workers per rack of each cluster (default 1)")
+    parser.add_argument("--start-timeout", type=float, default=900.0, help="seconds to wait for the clusters to start (default 900)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.rounds, args.burst, args.max_seconds = QUICK["rounds"], QUICK["burst"], QUICK["max_seconds"]
+    for name, least in (("rounds", 1), ("burst", 1), ("in_flight", 1), ("racks", 2), ("nodes_per_rack", 1)):
+        if getattr(args, name) < least:
+            parser.error(f"--{name.replace('_', '-')} must be at least {least}, got {getattr(args, name)}")
+    for name in ("burst_timeout", "max_seconds", "start_timeout"):
+        if not getattr(args, name) > 0:
+            parser.error(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
+    if not 0.0 <= args.tagged_share <= 1.0:
+        parser.error(f"--tagged-share must be between 0 and 1, got {args.tagged_share}")
+    return args
+
+
+# ---- one cluster ------------------------------------------------------------------------------
 
 def jmx(rm: ResourceManager, bean: str) -> dict[str, Any]:
     """One JMX bean of the RM (its ``/jmx`` servlet), or {} when it has none of that name."""
@@ -67,56 +143,103 @@ def ended(rm: ResourceManager) -> int:
     return sum(int(metrics[k]) for k in ENDED)
 
 
+def fresh_scheduler_metrics(rm: ResourceManager) -> dict[str, Any]:
+    """CapacitySchedulerMetrics as soon as the JMX cache has refreshed it (its node-update count moved)."""
+    first = jmx(rm, SCHEDULER_METRICS)
+    deadline = time.monotonic() + JMX_REFRESH_WAIT_S
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        if (now := jmx(rm, SCHEDULER_METRICS)).get("NodeUpdateNumOps") != first.get("NodeUpdateNumOps"):
+            return now
+    return first
+
+
 class HeapSampler(threading.Thread):
-    """Samples the RM JVM's used heap once a second until stopped."""
+    """Samples the cluster JVM's used heap (every daemon shares it) every two seconds until stopped."""
 
     def __init__(self, rm: ResourceManager) -> None:
         super().__init__(daemon=True)
         self.rm, self.samples, self.stop = rm, [], threading.Event()
 
     def run(self) -> None:
-        while not self.stop.wait(1.0):
+        while not self.stop.wait(2.0):
             self.samples.append(jmx(self.rm, MEMORY)["HeapMemoryUsage"]["used"] / 2**20)
 
 
-def submission(i: int, run_id: str, racks: list[str], tagged_share: float, rng: random.Random) -> Submission:
-    tagged = rng.random() < tagged_share
-    rack_set = tuple(rng.sample(racks, rng.choice((1, 2)))) if tagged else ()
-    return Submission(name=f"soak-{i}", tags=CorralTags(f"{run_id}x{i}", f"soak-{i}", rack_set), am=AmContainerSpec(command="true"),
-                      priority=rng.randrange(0, 10), memory_mb=128, vcores=1, max_attempts=1)
+class Soaker:
+    """One cluster under soak: submits bursts and keeps what the summary needs."""
 
+    def __init__(self, scheduler: str, description: dict[str, Any], args: argparse.Namespace) -> None:
+        self.scheduler, self.description, self.args = scheduler, description, args
+        self.rm = Cluster.from_description(description, progress=False).rm
+        self.racks = [r["name"] for r in description["racks"]]
+        self.rng = random.Random(args.seed)  # the same application mix on both clusters
+        self.run_id = f"soak{int(time.time())}{scheduler[:2]}"
+        self.submitted: dict[str, tuple[Submission, str]] = {}
+        self.ended_at_start = 0
+        self.bursts: list[dict[str, Any]] = []
+        self.heap = HeapSampler(self.rm)
 
-def soak(description: dict[str, Any], apps: int, in_flight: int, tagged_share: float, duration_s: float, seed: int) -> dict[str, Any]:
-    """Submit up to ``apps`` applications for at most ``duration_s``, keeping ``in_flight`` not ended; one scheduler's figures."""
-    rm = Cluster.from_description(description, progress=False).rm
-    racks = [r["name"] for r in description["racks"]]
-    rng = random.Random(seed)
-    run_id = f"soak{int(time.time())}"
-    subs = [submission(i, run_id, racks, tagged_share, rng) for i in range(apps)]
-    ended0, allocated0 = ended(rm), int(jmx(rm, ROOT_QUEUE)["AggregateContainersAllocated"])
-    heap = HeapSampler(rm)
-    heap.start()
-    started = time.monotonic()
-    reports = _submit_all(rm, subs, in_flight, lambda: ended(rm) - ended0, started + duration_s)
-    while ended(rm) - ended0 < len(reports) and time.monotonic() < started + duration_s:
-        time.sleep(0.2)
-    elapsed = time.monotonic() - started
-    done = ended(rm) - ended0
-    heap.stop.set()
-    heap.join()
-    allocated = int(jmx(rm, ROOT_QUEUE)["AggregateContainersAllocated"]) - allocated0
-    scheduler, corral = jmx(rm, SCHEDULER_METRICS), jmx(rm, CORRAL_METRICS)
-    return {
-        "submitted": len(reports), "ended": done, "tagged": sum(1 for s in subs if s.tags.racks and s.name in reports),
-        "seconds": round(elapsed, 1),
-        "apps_per_s": round(done / elapsed, 3), "containers_allocated": allocated,
-        "containers_allocated_per_s": round(allocated / elapsed, 3),
-        "heap_used_mb_peak": round(max(heap.samples, default=0.0), 1),
-        "heap_used_mb_end": round(jmx(rm, MEMORY)["HeapMemoryUsage"]["used"] / 2**20, 1),
-        "allocate_avg_ms": scheduler.get("AllocateAvgTime"), "commit_success_avg_ms": scheduler.get("CommitSuccessAvgTime"),
-        "tagged_am_in_rack_set_share": _in_rack_set(rm, description, subs, reports),
-        "corral_metrics": {k: v for k, v in corral.items() if k in CORRAL_COUNTERS} or None,
-    }
+    def submission(self, i: int) -> Submission:
+        tagged = self.rng.random() < self.args.tagged_share
+        rack_set = tuple(self.rng.sample(self.racks, self.rng.choice((1, 2)))) if tagged else ()
+        return Submission(name=f"soak-{i}", tags=CorralTags(f"{self.run_id}x{i}", f"soak-{i}", rack_set),
+                          am=AmContainerSpec(command="true"), priority=self.rng.randrange(0, 10), memory_mb=128, vcores=1,
+                          max_attempts=1)
+
+    def not_ended(self) -> int:
+        return len(self.submitted) - (ended(self.rm) - self.ended_at_start)
+
+    def start(self) -> None:
+        self.ended_at_start = ended(self.rm)
+        self.heap.start()
+
+    def burst(self) -> dict[str, Any]:
+        """One burst of ``--burst`` applications; its figures (appended to ``bursts``)."""
+        timeout, n0 = self.args.burst_timeout, len(self.submitted)
+        drain_deadline = time.monotonic() + timeout  # a previous burst cut by its timeout must not count here
+        while self.not_ended() > 0 and time.monotonic() < drain_deadline:
+            time.sleep(0.2)
+        clean = self.not_ended() == 0
+        subs = [self.submission(i) for i in range(n0, n0 + self.args.burst)]
+        timers0 = fresh_scheduler_metrics(self.rm)
+        ended0, started = ended(self.rm), time.monotonic()
+        reports = _submit_all(self.rm, subs, self.args.in_flight, lambda: ended(self.rm) - ended0, started + timeout)
+        while ended(self.rm) - ended0 < len(reports) and time.monotonic() < started + timeout:
+            time.sleep(0.1)
+        seconds = time.monotonic() - started
+        done, timers1 = ended(self.rm) - ended0, fresh_scheduler_metrics(self.rm)
+        self.submitted.update({s.name: (s, reports[s.name]) for s in subs if s.name in reports})
+        calls = timer_deltas(timers0, timers1)
+        figures = {"submitted": len(reports), "ended": done, "seconds": round(seconds, 2), "apps_per_s": round(done / seconds, 3),
+                   "node_updates": calls["NodeUpdate"], "allocates": calls["Allocate"], "commits": calls["CommitSuccess"],
+                   "clean_start": clean, "node_heartbeat_interval_ms_p50": timers1.get("SchedulerNodeHBInterval50thPercentileTime"),
+                   "node_heartbeat_interval_ms_p99": timers1.get("SchedulerNodeHBInterval99thPercentileTime"),
+                   **{f"{t}_avg_us": round(float(timers1.get(f"{t}AvgTime", 0.0)) / 1e3, 1) for t in TIMERS}}
+        self.bursts.append(figures)
+        return figures
+
+    def summary(self) -> dict[str, Any]:
+        self.heap.stop.set()
+        self.heap.join()
+        b = self.bursts
+        total = {k: sum(x[k] for x in b) for k in ("submitted", "ended", "node_updates", "allocates", "commits")}
+        seconds = sum(x["seconds"] for x in b)
+        corral = jmx(self.rm, CORRAL_METRICS)
+        return {
+            **total, "seconds": round(seconds, 1), "apps_per_s": round(total["ended"] / seconds, 3) if seconds else None,
+            "apps_per_s_per_burst": spread([x["apps_per_s"] for x in b]),
+            "commits_per_node_update": round(total["commits"] / total["node_updates"], 4) if total["node_updates"] else None,
+            **{f"{t}_avg_us_median": spread([x[f"{t}_avg_us"] for x in b if x[f"{t}_avg_us"] > 0])["median"] for t in TIMERS},
+            **{f"node_heartbeat_interval_ms_{p}_median": spread([x[f"node_heartbeat_interval_ms_{p}"] for x in b])["median"]
+               for p in ("p50", "p99")},
+            "bursts_not_clean": sum(1 for x in b if not x["clean_start"]),
+            "heap_used_mb_peak": round(max(self.heap.samples, default=0.0), 1),
+            "heap_used_mb_end": round(jmx(self.rm, MEMORY)["HeapMemoryUsage"]["used"] / 2**20, 1),
+            "tagged": sum(1 for s, _ in self.submitted.values() if s.tags.racks),
+            "tagged_am_in_rack_set_share": _in_rack_set(self.rm, self.description, self.submitted),
+            "corral_metrics": {k: v for k, v in corral.items() if k in CORRAL_COUNTERS} or None,
+        }
 
 
 def _submit_all(rm: ResourceManager, subs: list[Submission], in_flight: int, ended_now: Callable[[], int],
@@ -136,14 +259,14 @@ def _submit_all(rm: ResourceManager, subs: list[Submission], in_flight: int, end
     return reports
 
 
-def _in_rack_set(rm: ResourceManager, description: dict[str, Any], subs: list[Submission], reports: dict[str, str]) -> float | None:
+def _in_rack_set(rm: ResourceManager, description: dict[str, Any], submitted: dict[str, tuple[Submission, str]]) -> float | None:
     """Share of the tagged applications whose AM container ran on a node of their rack set."""
     rack_of = {n["host"]: r["name"] for r in description["racks"] for n in r["nodes"]}
     inside = total = 0
-    for s in subs:
-        if not s.tags.racks or s.name not in reports:
+    for s, app_id in submitted.values():
+        if not s.tags.racks:
             continue
-        attempts = rm.rest.get(f"/ws/v1/cluster/apps/{reports[s.name]}/appattempts")["appAttempts"]["appAttempt"]
+        attempts = rm.rest.get(f"/ws/v1/cluster/apps/{app_id}/appattempts")["appAttempts"]["appAttempt"]
         host = (attempts[0].get("nodeHttpAddress") or "").split(":")[0] if attempts else ""
         if host:
             total += 1
@@ -151,39 +274,67 @@ def _in_rack_set(rm: ResourceManager, description: dict[str, Any], subs: list[Su
     return round(inside / total, 3) if total else None
 
 
-def run_one(scheduler: str, args: argparse.Namespace) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix=f"soak-{scheduler}-") as base:
-        options = StartOptions(base_dir=Path(base), exit_with=os.getpid(), scheduler=scheduler, timeout_s=args.start_timeout)
-        description = start_cluster(options)
+# ---- the run ----------------------------------------------------------------------------------
+
+def run_rounds(soakers: dict[str, Soaker], args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The alternating bursts; per round both schedulers' apps_per_s and their ratio."""
+    deadline, rounds = time.monotonic() + args.max_seconds, []
+    for r in range(args.rounds):
+        if time.monotonic() >= deadline:
+            print(f"soak: --max-seconds reached after {r} rounds", file=sys.stderr)
+            break
+        rates = {}
+        for scheduler in burst_order(r):
+            figures = soakers[scheduler].burst()
+            rates[scheduler] = figures["apps_per_s"]
+            print(f"soak: round {r + 1}/{args.rounds} {scheduler}: {figures['ended']}/{figures['submitted']} ended in "
+                  f"{figures['seconds']} s, load {os.getloadavg()[0]:.1f}", file=sys.stderr)
+        rounds.append({"first": burst_order(r)[0], "stock_apps_per_s": rates["capacity"], "corral_apps_per_s": rates["corral"],
+                       "ratio": round_ratios([rates["capacity"]], [rates["corral"]])[0], "load_1min": round(os.getloadavg()[0], 2)})
+    return rounds
+
+
+def report(args: argparse.Namespace, rounds: list[dict[str, Any]], stock: dict[str, Any], corral: dict[str, Any],
+           startup_s: dict[str, float], load_at_start: float) -> dict[str, Any]:
+    ratios = spread([r["ratio"] for r in rounds])
+    per_heartbeat = (ratio(corral["commits_per_node_update"], stock["commits_per_node_update"])
+                     if stock["commits_per_node_update"] and corral["commits_per_node_update"] is not None else None)
+    return {
+        "benchmark": "soak", "design": "two clusters at once, alternating bursts", "apps": stock["ended"] + corral["ended"],
+        "throughput_ratio_corral_vs_stock": ratios["median"], "throughput_ratio_spread": ratios,
+        "round_ratios": [None if r["ratio"] is None else round(r["ratio"], 3) for r in rounds],
+        "commits_per_node_update_ratio_corral_vs_stock": None if per_heartbeat is None else round(per_heartbeat, 3),
+        **{f"{t}_avg_ratio_corral_vs_stock": (round(x, 3) if (x := ratio(corral[f"{t}_avg_us_median"] or 0, stock[f"{t}_avg_us_median"] or 0))
+                                              is not None else None) for t in TIMERS},
+        "rounds": len(rounds), "rounds_asked": args.rounds, "burst_apps": args.burst, "burst_timeout_s": args.burst_timeout,
+        "in_flight": args.in_flight, "tagged_share": args.tagged_share, "cluster": f"{args.racks} racks x {args.nodes_per_rack} nodes",
+        "startup_s": startup_s, "per_round": rounds, "stock": stock, "corral": corral, "cores": os.cpu_count(),
+        "load_average_1min": {"start": round(load_at_start, 2), "end": round(os.getloadavg()[0], 2)},
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    load_at_start = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="soak-") as base:
+        options = {s: StartOptions(racks=args.racks, nodes_per_rack=args.nodes_per_rack, base_dir=Path(base) / s, exit_with=os.getpid(),
+                                   scheduler=s, timeout_s=args.start_timeout) for s in SCHEDULERS}
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futures = {s: pool.submit(start_cluster, o) for s, o in options.items()}
         try:
-            print(f"soak: {scheduler} cluster up in {description['startup_ms'] / 1000:.0f} s", file=sys.stderr)
-            return soak(description, args.apps, args.in_flight, args.tagged_share, args.duration, args.seed)
+            descriptions = {s: f.result() for s, f in futures.items()}
+            startup_s = {s: round(d["startup_ms"] / 1000, 1) for s, d in descriptions.items()}
+            print(f"soak: both clusters up (s: {startup_s})", file=sys.stderr)
+            soakers = {s: Soaker(s, descriptions[s], args) for s in SCHEDULERS}
+            for soaker in soakers.values():
+                soaker.start()
+            rounds = run_rounds(soakers, args)
+            stock, corral = soakers["capacity"].summary(), soakers["corral"].summary()
         finally:
-            stop_cluster(options.description_path)
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help=f"at most {QUICK[0]} applications and {QUICK[1]:.0f} s per scheduler")
-    parser.add_argument("--apps", type=int, default=600, help="applications per scheduler, at most (default 600)")
-    parser.add_argument("--duration", type=float, default=600.0, help="seconds per scheduler, at most (default 600)")
-    parser.add_argument("--in-flight", type=int, default=24, help="applications not yet ended the client keeps (default 24)")
-    parser.add_argument("--tagged-share", type=float, default=0.5, help="share of applications with a rack set (default 0.5)")
-    parser.add_argument("--start-timeout", type=float, default=900.0, help="seconds to wait for each cluster to start (default 900)")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    if args.quick:
-        args.apps, args.duration = QUICK
-    results = {scheduler: run_one(scheduler, args) for scheduler in ("capacity", "corral")}
-    stock, corral = results["capacity"], results["corral"]
-    print(json.dumps({
-        "benchmark": "soak", "apps": stock["ended"] + corral["ended"], "max_apps_per_scheduler": args.apps,
-        "max_seconds_per_scheduler": args.duration, "in_flight": args.in_flight, "tagged_share": args.tagged_share,
-        "throughput_ratio_corral_vs_stock": round(corral["apps_per_s"] / stock["apps_per_s"], 3) if stock["apps_per_s"] else None,
-        "containers_ratio_corral_vs_stock": (round(corral["containers_allocated_per_s"] / stock["containers_allocated_per_s"], 3)
-                                             if stock["containers_allocated_per_s"] else None),
-        "stock": stock, "corral": corral, "cores": os.cpu_count(), "load_average_1min_at_end": round(os.getloadavg()[0], 2),
-    }))
+            for s, o in options.items():
+                if futures[s].exception() is None:
+                    stop_cluster(o.description_path)
+    print(json.dumps(report(args, rounds, stock, corral, startup_s, load_at_start)))
 
 
 if __name__ == "__main__":
