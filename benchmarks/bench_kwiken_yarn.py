@@ -29,8 +29,8 @@ round) and what Kwiken's plan expected to spend (``expected_extra_container_s``)
 linear allocation at the same budget (a copy priced at a mean task) is expected to spend.
 Job completion time (JCT) is JobHistory's finishTime - submitTime.
 
-Needs root (cgroups). ``--quick``: 3 history rounds and 3 test rounds of the two arms default and
-kwiken (9 rounds of 4 jobs; a round takes one to several minutes depending on the machine's load).
+Needs root (cgroups). ``--quick``: 3 history rounds and 2 test rounds of the two arms default and
+kwiken (7 rounds of 4 jobs; a round takes one to several minutes depending on the machine's load).
 Without it, 4 history rounds and 4 test rounds of the three arms.
 
 Usage: sudo .venv/bin/python benchmarks/bench_kwiken_yarn.py [--quick] [--cpu-quota F] [--cluster-json PATH]
@@ -206,9 +206,9 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="3 history rounds and 3 test rounds of default and Kwiken only")
+    p.add_argument("--quick", action="store_true", help="3 history rounds and 2 test rounds (ABBA) of default and Kwiken only")
     p.add_argument("--history-rounds", type=int, default=None, help="rounds without speculation for the history (default 4; --quick 3)")
-    p.add_argument("--rounds", type=int, default=None, help="test rounds, each running every arm once (default 4; --quick 3)")
+    p.add_argument("--rounds", type=int, default=None, help="test rounds, each running every arm once (default 4; --quick 2)")
     p.add_argument("--cpu-quota", type=float, default=0.1, help="the slow node's CPU, a fraction of one core (default 0.1)")
     p.add_argument("--cluster-json", type=Path, default=None, help="use this running embedded cluster instead of starting one")
     return p.parse_args()
@@ -220,7 +220,7 @@ def main() -> None:
     args = _args()
     start = time.monotonic()
     history_rounds = args.history_rounds or (3 if args.quick else 4)
-    rounds = args.rounds or (3 if args.quick else 4)
+    rounds = args.rounds or (2 if args.quick else 4)
     arms = ["default", "kwiken"] if args.quick else ["default", "kwiken", "none"]
     work = Path(tempfile.mkdtemp(prefix="bench-kwiken-yarn-"))
     options = StartOptions(base_dir=work / "cluster", exit_with=os.getpid())
