@@ -5,9 +5,13 @@
 a_j the job's own level, x_j its position on one dominant trade-off (say compute- against memory-bound)
 along which the SCs sit on a concave frontier (y_s: the SC is fastest for the jobs of x near y_s, for a
 share of jobs equal to its share of the cores: provisioned for demand), v_j w_s a weaker second concept.
+A job of more threads than an SC has cores runs at cores / threads there (§1: SCs differ in core counts).
 Interference: tolerated and caused scores of j on SoI k are logistic in a shared latent z_j (2 factors,
-the second weaker) with SoI loadings, plus noise. Only `profile` hands entries to the classifier: the offline jobs' full rows and, for each new
-job, two SCs and two SoIs chosen at random (§3.1)."""
+the second weaker) with SoI loadings, plus noise; on network and storage bandwidth tolerance is very high and
+caused interference low (§3.4: the workloads "do not saturate these shared resources"). Jobs are 1/3
+single-threaded (1 core), 1/3 multithreaded (2, 4 or 8 threads, SPECjbb's warehouses), 1/3 multi-programmed
+mixes of 4 applications (4 cores) (§4, Workloads). Only `profile` hands entries to the classifier: the offline
+jobs' full rows and, for each new job, two SCs and two SoIs chosen at random (§3.1)."""
 
 from __future__ import annotations
 
@@ -29,6 +33,8 @@ SOURCES_OF_INTERFERENCE = ("memory_capacity", "memory_bandwidth", "l1_instructio
 FACTORS = 2
 SPREAD = 0.25
 STRENGTH = np.array([1.0, 0.4])  # the first similarity concept dominates, the second refines it
+UNSATURATED = ("network", "storage")  # §3.4: tolerated "in most cases very high" on these SoIs
+UNSATURATED_LOGIT = 3.0  # tolerated about 0.95, caused about 0.05
 
 
 @dataclass(frozen=True)
@@ -56,9 +62,12 @@ class World:
 def world(seed: int) -> World:
     rng = np.random.default_rng(seed)
     n_sc, n_soi = len(SERVER_CONFIGS), len(SOURCES_OF_INTERFERENCE)
-    return World(y=frontier(), w=rng.normal(0, 1, n_sc), tol_load=rng.normal(0, 0.8, (n_soi, FACTORS)) * STRENGTH,
-                 tol_bias=rng.normal(0.6, 0.3, n_soi), cause_load=rng.normal(0, 0.8, (n_soi, FACTORS)) * STRENGTH,
-                 cause_bias=rng.normal(-1.8, 0.3, n_soi))
+    w = World(y=frontier(), w=rng.normal(0, 1, n_sc), tol_load=rng.normal(0, 0.8, (n_soi, FACTORS)) * STRENGTH,
+              tol_bias=rng.normal(0.6, 0.3, n_soi), cause_load=rng.normal(0, 0.8, (n_soi, FACTORS)) * STRENGTH,
+              cause_bias=rng.normal(-1.8, 0.3, n_soi))
+    io = [SOURCES_OF_INTERFERENCE.index(k) for k in UNSATURATED]
+    w.tol_bias[io], w.cause_bias[io] = UNSATURATED_LOGIT, -UNSATURATED_LOGIT  # §3.4
+    return w
 
 
 def frontier() -> np.ndarray:
@@ -82,12 +91,20 @@ def jobs(w: World, n: int, rng: np.random.Generator, noise: float = 0.03) -> Tru
     a, x, v = rng.normal(0, 0.5, (n, 1)), rng.normal(0, 1, (n, 1)), rng.normal(0, 1, (n, 1))
     z = rng.normal(0, 1, (n, FACTORS))
     frontier_term = x * w.y - w.y**2 / 2
-    speed = np.exp(a + SPREAD * (frontier_term + 0.1 * v * w.w) + rng.normal(0, noise, (n, w.y.size)))
+    cores = threads(n, rng)
+    sc_cores = np.array([c[1] for c in SERVER_CONFIGS])
+    fit = np.minimum(1.0, sc_cores[None, :] / cores[:, None])  # fewer cores than threads: cores / threads of the speed
+    speed = np.exp(a + SPREAD * (frontier_term + 0.1 * v * w.w) + rng.normal(0, noise, (n, w.y.size))) * fit
     sig = lambda a: 1 / (1 + np.exp(-a))  # noqa: E731
     tol = sig(w.tol_bias + z @ w.tol_load.T + rng.normal(0, 3 * noise, (n, w.tol_bias.size)))
     cause = sig(w.cause_bias + 0.6 * z @ w.cause_load.T + rng.normal(0, 3 * noise, (n, w.cause_bias.size)))
-    cores = rng.choice([1, 1, 2, 2, 4], size=n)
     return Truth(speed=speed, tolerated=tol, caused=cause, cores=cores)
+
+
+def threads(n: int, rng: np.random.Generator) -> np.ndarray:
+    """Cores wanted (§4 Workloads): 1/3 single-threaded (1), 1/3 multithreaded (2, 4, 8), 1/3 mixes of 4 apps (4)."""
+    kind = rng.integers(0, 3, n)
+    return np.where(kind == 0, 1, np.where(kind == 1, rng.choice([2, 4, 8], size=n), 4))
 
 
 @dataclass(frozen=True)

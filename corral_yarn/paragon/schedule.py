@@ -1,10 +1,11 @@
 """Paragon's greedy, QoS-aware server selection (paper 003 §3.2) and its statistical variant.
 
 A server's sensitivity per SoI: tolerated = the minimum over the jobs on it (1 when empty), caused =
-their sum. For a new job, D1 = t_server - c_new and D2 = t_new - c_server per SoI. SoIs are examined in
-decreasing sensitivity of the new job; each keeps the servers where D1 and D2 are >= -relax. An empty
-set backtracks: the previous SoI's relax grows by `relax_step` until the set is non-empty, further
-back if needed. Among the survivors, the servers of the job's best SC, then min ||D1 + D2||_L1. A
+their sum. For a new job, D1 = t_server - c_new and D2 = t_new - c_server per SoI. The D1 chain examines
+the SoIs in decreasing caused score of the new job, the D2 chain in increasing tolerated score (the most
+difficult first, "exactly the same for D2"); each step keeps the servers whose D is >= -relax, and the D2
+chain filters what the D1 chain kept (their intersection). An empty set backtracks: the previous step's
+relax grows by `relax_step` until the set is non-empty, further back if needed. Among the survivors, the servers of the job's best SC, then min ||D1 + D2||_L1. A
 timeout stops the search and selects among the servers of the last non-empty set the same way."""
 
 from __future__ import annotations
@@ -84,15 +85,14 @@ def greedy(servers: Servers, job: Job, relax_step: float = 0.05, timeout_s: floa
     t_server = servers.tolerated[base]
     d1 = t_server - job.caused / servers.capacity[base, None]  # D1 = t_server - c_new (on this server's resources)
     d2 = job.tolerated - servers.caused[base]  # D2 = t_new - c_server
-    order = np.argsort(-np.maximum(job.caused, 1 - job.tolerated))  # most sensitive SoI first
-    worst = np.minimum(d1, d2)[:, order]  # per candidate and SoI in order: the binding D
-    relax = np.zeros(order.size)
+    chain = np.hstack([d1[:, np.argsort(-job.caused, kind="stable")], d2[:, np.argsort(job.tolerated, kind="stable")]])
+    relax = np.zeros(chain.shape[1])
     sets = [np.ones(base.size, dtype=bool)]
     level, backtracks = 0, 0
-    while level < order.size:
+    while level < relax.size:
         if time.perf_counter() - start > timeout_s:
             break
-        mask = sets[level] & (worst[:, level] >= -relax[level])
+        mask = sets[level] & (chain[:, level] >= -relax[level])
         if mask.any():
             sets.append(mask)
             level += 1
@@ -141,12 +141,12 @@ def statistical(servers: Servers, job: Job, candidates: int = 64) -> int:
     return int(cands[best][np.argmax(q[best])])
 
 
-def interference_oblivious(servers: Servers, job: Job) -> int:
-    """NI (§4): the job's best predicted SC with free cores, the next-ranked SC once those are full."""
+def interference_oblivious(servers: Servers, job: Job, rng: np.random.Generator) -> int:
+    """NI (§4, §5.1): the job's best predicted SC with free cores, the next-ranked SC once those are full; within
+    the SC any server (at random: NI has no interference information to prefer one)."""
     fits = free(servers, job.cores)
     scores = job.sc_score[servers.sc[fits]]
-    best = fits[scores == scores.max()]
-    return int(best[np.argmax(servers.cores[best] - servers.used[best])])
+    return int(rng.choice(fits[scores == scores.max()]))
 
 
 def heterogeneity_oblivious(servers: Servers, job: Job) -> int:
@@ -155,5 +155,5 @@ def heterogeneity_oblivious(servers: Servers, job: Job) -> int:
 
 
 def random_server(servers: Servers, job: Job, rng: np.random.Generator) -> int:
-    """R (§4): a random server with free cores (any server once all are full), no classification."""
-    return int(rng.choice(free(servers, job.cores)))
+    """R (§4): "assigns workloads randomly to servers without classification or scheduling overheads"."""
+    return int(rng.integers(servers.sc.size))

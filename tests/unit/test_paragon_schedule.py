@@ -64,8 +64,36 @@ def test_full_servers_are_not_candidates_until_all_are_full() -> None:
     servers = cluster([1, 0], cores=[1, 1])
     servers.place(0, 10, 1, np.ones(3), np.zeros(3))
     new = job(best=1, tolerated=[1.0] * 3, caused=[0.0] * 3)
-    assert s.greedy(servers, new)[0] == 1 and s.interference_oblivious(servers, new) == 1
-    assert s.random_server(servers, new, np.random.default_rng(0)) == 1
+    assert s.greedy(servers, new)[0] == 1 and s.interference_oblivious(servers, new, np.random.default_rng(0)) == 1
+
+
+def test_the_d1_chain_follows_caused_and_the_d2_chain_tolerated_scores() -> None:
+    servers = cluster([0, 0], n_soi=2)
+    servers.place(0, 10, 1, np.array([0.4, 1.0]), np.zeros(2))  # D1 on SoI 0 is -0.1 for the new job
+    servers.place(1, 11, 1, np.ones(2), np.array([0.0, 0.5]))  # D2 on SoI 1 is -0.1
+    new = job(best=0, tolerated=[1.0, 0.4], caused=[0.5, 0.1])
+    # D1 chain first (SoI 0, the new job's highest caused score), then the D2 chain (SoI 1, its lowest
+    # tolerated score): the D2 step empties the set and backtracking relaxes the D1 chain, so server 0.
+    # One chain on min(D1, D2) by max(c, 1 - t) examined SoI 1 first and relaxed it: server 1.
+    chosen, backtracks = s.greedy(servers, new)
+    assert chosen == 0 and backtracks > 0
+
+
+def test_interference_oblivious_picks_any_server_of_the_best_sc_not_the_emptiest() -> None:
+    servers = cluster([0, 0, 0, 1], cores=[4, 4, 4, 4])
+    servers.place(0, 10, 3, np.ones(3), np.zeros(3))
+    new = job(best=0, tolerated=[1.0] * 3, caused=[0.0] * 3)
+    rng = np.random.default_rng(0)
+    picks = {s.interference_oblivious(servers, new, rng) for _ in range(60)}
+    assert picks == {0, 1, 2}  # the loaded server 0 too: no interference information; never SC 1
+
+
+def test_random_assigns_to_any_server_full_or_not() -> None:
+    servers = cluster([1, 0], cores=[1, 1])
+    servers.place(0, 10, 1, np.ones(3), np.zeros(3))
+    new = job(best=1, tolerated=[1.0] * 3, caused=[0.0] * 3)
+    rng = np.random.default_rng(0)
+    assert {s.random_server(servers, new, rng) for _ in range(40)} == {0, 1}
 
 
 def test_quality_orders_candidates_and_is_normalised() -> None:

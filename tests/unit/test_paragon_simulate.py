@@ -19,14 +19,53 @@ def test_the_cluster_is_the_papers() -> None:
     assert sc.size == 1000 and np.unique(sc).size == 14 and cores.sum() == 4960
 
 
+def sc_cores() -> np.ndarray:
+    return np.array([c[1] for c in g.SERVER_CONFIGS])
+
+
 def test_alone_on_the_best_sc_is_full_performance_and_co_location_degrades() -> None:
     t = truth(3)
-    best = int(t.speed[0].argmax())
-    assert sim.performance(t, best, 4, [], 1, 0) == pytest.approx(1.0)
+    best, want = int(t.speed[0].argmax()), int(t.cores[0])
+    cores = int(sc_cores()[best])
+    assert sim.performance(t, best, cores, [], want, 0) == pytest.approx(1.0)
     worse = int(t.speed[0].argmin())
-    assert sim.performance(t, worse, 4, [], 1, 0) < 1.0
-    assert sim.performance(t, best, 4, [1, 2], 3, 0) < 1.0
-    assert sim.performance(t, best, 1, [], 2, 0) == pytest.approx(0.5)  # two cores wanted on one
+    assert sim.performance(t, worse, int(sc_cores()[worse]), [], want, 0) < 1.0
+    assert sim.performance(t, best, cores, [1, 2], want + int(t.cores[1] + t.cores[2]), 0) < 1.0
+    over = max(cores, want) * 2  # the server's cores shared among twice what it can run: half of alone
+    assert sim.performance(t, best, cores, [], over, 0) == pytest.approx(min(1.0, want * cores / over / min(cores, want)))
+
+
+def test_a_job_loses_five_percent_at_exactly_its_tolerated_pressure() -> None:
+    t = truth(2)
+    t.tolerated[0] = 1.0
+    t.tolerated[0, 3] = 0.4
+    t.caused[1] = 0.0
+    t.caused[1, 3] = 0.4  # one SoI at the job's tolerated score (§2.3: QoS is then just violated)
+    best, used = int(t.speed[0].argmax()), int(t.cores[0] + t.cores[1])
+    at = sim.performance(t, best, 4, [1], used, 0)  # 4 cores: the reference capacity, pressure = caused score
+    fewer = sim.performance(t, best, 4, [], used, 0)  # the same core share, no pressure
+    assert at / fewer == pytest.approx(0.95)
+    t.caused[1, 3] = 0.2
+    assert sim.performance(t, best, 4, [1], used, 0) / fewer == pytest.approx(0.975)
+
+
+def test_speed_counts_the_cores_of_the_sc_and_jobs_are_the_papers_mix() -> None:
+    t = truth(6000)
+    assert set(np.unique(t.cores)) == {1, 2, 4, 8}
+    assert abs(np.mean(t.cores == 1) - 1 / 3) < 0.03 and abs(np.mean(t.cores == 8) - 1 / 9) < 0.02
+    one = sc_cores() == 1
+    eight, single = t.cores == 8, t.cores == 1
+    # on the 1-core SCs an 8-thread job runs at 1/8 of its per-thread speed: far below its best
+    assert np.median(t.speed[eight][:, one].max(axis=1) / t.speed[eight].max(axis=1)) < 0.2
+    assert np.median(t.speed[single][:, one].max(axis=1) / t.speed[single].max(axis=1)) > 0.5
+
+
+def test_network_and_storage_are_not_saturated() -> None:
+    t = truth(2000)
+    io = [g.SOURCES_OF_INTERFERENCE.index(k) for k in ("network", "storage")]
+    rest = [k for k in range(len(g.SOURCES_OF_INTERFERENCE)) if k not in io]
+    assert t.tolerated[:, io].mean() > 0.9 > t.tolerated[:, rest].mean()
+    assert t.caused[:, io].mean() < 0.1 < t.caused[:, rest].mean()
 
 
 def test_scenarios_arrive_one_per_second_with_the_oversubscribed_burst() -> None:
