@@ -92,13 +92,23 @@ def jobs(w: World, n: int, rng: np.random.Generator, noise: float = 0.03) -> Tru
     z = rng.normal(0, 1, (n, FACTORS))
     frontier_term = x * w.y - w.y**2 / 2
     cores = threads(n, rng)
-    sc_cores = np.array([c[1] for c in SERVER_CONFIGS])
-    fit = np.minimum(1.0, sc_cores[None, :] / cores[:, None])  # fewer cores than threads: cores / threads of the speed
-    speed = np.exp(a + SPREAD * (frontier_term + 0.1 * v * w.w) + rng.normal(0, noise, (n, w.y.size))) * fit
+    speed = np.exp(a + SPREAD * (frontier_term + 0.1 * v * w.w) + rng.normal(0, noise, (n, w.y.size))) * fit(cores)
     sig = lambda a: 1 / (1 + np.exp(-a))  # noqa: E731
     tol = sig(w.tol_bias + z @ w.tol_load.T + rng.normal(0, 3 * noise, (n, w.tol_bias.size)))
     cause = sig(w.cause_bias + 0.6 * z @ w.cause_load.T + rng.normal(0, 3 * noise, (n, w.cause_bias.size)))
     return Truth(speed=speed, tolerated=tol, caused=cause, cores=cores)
+
+
+def fit(cores: np.ndarray) -> np.ndarray:
+    """Jobs x SCs: the share of its threads a job runs at once on the SC alone, min(1, SC cores / threads).
+    Known to the scheduler (the job's request, the SC's cores), so it is not learned by classification."""
+    sc_cores = np.array([c[1] for c in SERVER_CONFIGS])
+    return np.minimum(1.0, sc_cores[None, :] / np.asarray(cores)[:, None])
+
+
+def per_core_log_speed(t: Truth) -> np.ndarray:
+    """The jobs x SCs utility matrix of classification: log speed with the known core-count cut taken out."""
+    return np.log(t.speed / fit(t.cores))
 
 
 def threads(n: int, rng: np.random.Generator) -> np.ndarray:
@@ -119,7 +129,7 @@ class Profiled:
 def profile(t: Truth, rng: np.random.Generator, per_row: int = 2) -> Profiled:
     """About a minute of profiling per new job: `per_row` random SCs and `per_row` random SoIs (§3.1)."""
     soi = hide(t.tolerated, per_row, rng)
-    return Profiled(sc=hide(np.log(t.speed), per_row, rng), tolerated=soi,
+    return Profiled(sc=hide(per_core_log_speed(t), per_row, rng), tolerated=soi,
                     caused=Sparse(cols=soi.cols, values=np.take_along_axis(t.caused, soi.cols, axis=1)))
 
 

@@ -41,7 +41,7 @@ def models(w: groundtruth.World, offline: int, rng: np.random.Generator) -> tupl
     """Train the three utility matrices on `offline` densely profiled jobs, eta and lambda by validation."""
     dense = groundtruth.jobs(w, offline, rng)
     out = []
-    for matrix in (np.log(dense.speed), dense.tolerated, dense.caused):
+    for matrix in (groundtruth.per_core_log_speed(dense), dense.tolerated, dense.caused):
         eta, lam = classify.choose_sgd(matrix)
         out.append(classify.train(matrix, eta=eta, lam=lam))
     return tuple(out)
@@ -60,6 +60,7 @@ def classify_workloads(trained: tuple[classify.Model, ...], truth: groundtruth.T
             out.append(classify.classify(model, classify.Sparse(cols=known.cols[part], values=known.values[part])))
         times.append((time.perf_counter() - start) * 1e3)
     sc, tol, cause = (np.vstack(r) for r in rows)
+    sc = sc + np.log(groundtruth.fit(truth.cores))  # the known core-count cut back on the learned per-core speed
     accuracy = {**classify.heterogeneity_metrics(sc, truth.speed),
                 **classify.interference_metrics(np.hstack([tol, cause]), np.hstack([truth.tolerated, truth.caused]))}
     jobs = [Job(sc_score=sc[j], tolerated=np.clip(tol[j], 0, 1), caused=np.clip(cause[j], 0, 1), cores=int(truth.cores[j]))

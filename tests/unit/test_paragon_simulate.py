@@ -94,3 +94,17 @@ def test_classified_workloads_come_only_from_profiles_and_bad_input_is_named() -
         sim.run(t, c.jobs, "low", "paragon", seed=0)
     with pytest.raises(ValueError, match="unknown 'fifo'"):
         sim.choose(None, c.jobs[0], "fifo", rng)
+
+
+def test_the_known_core_cut_is_not_learned_but_added_to_the_prediction() -> None:
+    w = g.world(0)
+    rng = np.random.default_rng(0)
+    trained = sim.models(w, 30, rng)
+    t = g.jobs(w, 200, rng)
+    seen = g.profile(t, np.random.default_rng(5))
+    per_core = np.log(t.speed / g.fit(t.cores))
+    np.testing.assert_allclose(seen.sc.values, np.take_along_axis(per_core, seen.sc.cols, axis=1))
+    c = sim.classify_workloads(trained, t, np.random.default_rng(5), batch=10)
+    narrow = sc_cores() < 8
+    for j in np.flatnonzero(t.cores == 8):  # a cut of up to 1/8 on the narrow SCs: never predicted best there
+        assert not narrow[int(np.argmax(c.jobs[j].sc_score))]
