@@ -7,7 +7,7 @@ search, its statistical (hash-sampled) variant and the three published baselines
 same workloads. Also the classification accuracy against the number of offline-profiled jobs.
 PNG figures go to --out.
 
-About 3 minutes on the shared 2 cores; ``--quick`` (the low scenario only, a shorter accuracy curve)
+About 3-5 minutes on the shared 2 cores; ``--quick`` (the low scenario only, a shorter accuracy curve)
 well under a minute.
 
 Usage: .venv/bin/python benchmarks/bench_paragon.py [--quick] [--seed N] [--offline N] [--out DIR]
