@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from corral_yarn import __version__
-from corral_yarn.contracts import CUSTOM_PROFILE, MAX_SECONDS, ClusterSpec, JobSpec, Order, Plan, PlannedJob, PlanOptions, Sharing, Workload
+from corral_yarn.contracts import CUSTOM_PROFILE, MAX_SECONDS, ClusterSpec, JobSpec, MRCutePlus, Order, Plan, PlannedJob, PlanOptions, Sharing, Workload
 from corral_yarn.errors import InputError
 from corral_yarn.io import inputs_sha256
 from corral_yarn.model import default_alpha, latency_table
@@ -188,7 +188,15 @@ def slot_demand(jobs: list[JobSpec], cluster: ClusterSpec) -> SlotDemand:
             per_reduce = np.ceil(np.minimum(stage.reduce_tasks, racks * reduce_capacity) / racks)
             need = np.maximum(per_map, np.ceil(per_reduce * capacity / reduce_capacity))
             demand[j] = np.maximum(demand[j], np.minimum(need, capacity).astype(np.int64))
-    return SlotDemand(demand, capacity, apart_pairs(jobs))
+    return SlotDemand(demand, capacity, apart_pairs(jobs), np.array([_crosses_core(job, cluster) for job in jobs], dtype=bool))
+
+
+def _crosses_core(job: JobSpec, cluster: ClusterSpec) -> bool:
+    """Whether the job, split across racks, sends data over the core: its shuffle (D_i^core, §3.1.2), or the
+    output replicas MRCute+ keeps inside R_j (docs/model.md)."""
+    model = cluster.model
+    inside = isinstance(model, MRCutePlus) and model.replication > 1 and not model.output_replicas_leave_racks
+    return any(stage.shuffle_bytes > 0 or (inside and stage.output_bytes > 0) for stage in job.stages)
 
 
 def apart_pairs(jobs: list[JobSpec]) -> frozenset[tuple[int, int]]:

@@ -259,7 +259,7 @@ class SlotPrioritization(IncrementalPrioritization):
     def __init__(self, scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], counts: NDArray[np.int64], checkpoint_every: int,
                  order: Order, slots: SlotDemand) -> None:
         super().__init__(scenario, latency, arrival, counts, checkpoint_every, order)
-        self.demand, self.capacity = slots.demand, slots.capacity
+        self.demand, self.capacity, self.slots = slots.demand, slots.capacity, slots
         self.checkpoints = [(self.checkpoints[0][0], RackSlots(self.n_racks, slots.capacity).snapshot())]  # type: ignore[list-item]
 
     def _holds(self, j: int) -> float:
@@ -294,7 +294,8 @@ class SlotPrioritization(IncrementalPrioritization):
         while low < high:
             middle = (low + high) // 2
             prefix, snapshot = self.checkpoints[middle]
-            start = float(np.partition(RackSlots(self.n_racks, self.capacity, snapshot).earliest(0.0, need), width - 1)[width - 1])  # type: ignore[arg-type]
+            earliest = RackSlots(self.n_racks, self.capacity, snapshot).earliest(0.0, need, self.slots.uplink(j, width))  # type: ignore[arg-type]
+            start = float(np.partition(earliest, width - 1)[width - 1])
             if prefix.jobs and start + duration >= limit:
                 high = middle
             else:
@@ -310,12 +311,12 @@ class SlotPrioritization(IncrementalPrioritization):
         prefix, snapshot = self.checkpoints[-1]
         racks = RackSlots(self.n_racks, self.capacity, snapshot)  # type: ignore[arg-type]
         max_finish, total, durations, area = prefix.max_finish, prefix.completion_sum, prefix.duration_sum, prefix.area
-        order, completion, count, duration_of, demand = self.order, self.completion, self.count, self.duration, self.demand
+        order, completion, count, duration_of, demand, uplink = self.order, self.completion, self.count, self.duration, self.demand, self.slots.uplink
         for position in range(prefix.jobs, n_jobs):
             arrival, _, _, j = order[position]
             width, duration = count[j], duration_of[j]
             need = int(demand[j, width - 1])
-            start, _ = racks.place(arrival, need, width, duration)
+            start, _ = racks.place(arrival, need, width, duration, uplink(j, width))
             finish = start + duration
             completion[position] = done = finish - arrival
             total += done

@@ -53,7 +53,10 @@ def prioritize_slots(scenario: Scenario, latency: NDArray[np.float64], arrival: 
     earliest T >= A_j at which r_j racks each have d_j(r_j) free slots over all of [T, T + L_j(r_j));
     among the racks that admit it then, it takes the r_j smallest (F_i, i), F_i the last end of a
     reservation on rack i. A job never starts on a rack before the last job placed there (no
-    backfilling). With d_j = slots per rack for every job this is the whole-rack phase."""
+    backfilling). A job split across racks that sends data over the core (``SlotDemand.uplink``) also
+    needs each rack's uplink free over that interval: two such jobs never share a rack at once, as
+    L_j(r) gives each its racks' uplinks (§3.1.2). With d_j = slots per rack for every job this is the
+    whole-rack phase."""
     n_jobs, n_racks = latency.shape
     duration = latency[np.arange(n_jobs), counts - 1]
     arrival = effective_arrival(scenario, arrival)
@@ -62,45 +65,48 @@ def prioritize_slots(scenario: Scenario, latency: NDArray[np.float64], arrival: 
     start = np.zeros(n_jobs)
     rack_sets: list[tuple[int, ...]] = [()] * n_jobs
     for j in order:
-        need = int(slots.demand[j, counts[j] - 1])
+        need, uplink = int(slots.demand[j, counts[j] - 1]), slots.uplink(j, int(counts[j]))
         times = sorted({float(arrival[j])} | {x for rack in booked for b in rack for x in b[:2] if x > arrival[j]})
         for k, t in enumerate(times):  # admission changes only at a start or an end, so the earliest is A_j or one of them
-            fits = [i for i in range(n_racks) if _admits(booked[i], t, need, slots.capacity)]
+            fits = [i for i in range(n_racks) if _admits(booked[i], t, need, slots.capacity, uplink)]
             if len(fits) >= counts[j]:
                 break
         if partners := slots.partners(j):
-            t, fits = _apart(booked, times[k:], fits, partners, need, int(counts[j]), float(duration[j]), slots.capacity)
+            t, fits = _apart(booked, times[k:], fits, partners, need, int(counts[j]), float(duration[j]), slots.capacity, uplink)
         chosen = sorted(fits, key=lambda i: (max((b[1] for b in booked[i]), default=0.0), i))[: counts[j]]
         for i in chosen:
-            booked[i].append((t, t + duration[j], need, j))
+            booked[i].append((t, t + duration[j], need, j, uplink))
         start[j], rack_sets[j] = t, tuple(sorted(chosen))
     return Schedule(counts.copy(), tuple(rack_sets), start, tuple(order), objective(scenario, start + duration, arrival))
 
 
-Booking = tuple[float, float, int, int]  # start, end, slots, job
+Booking = tuple[float, float, int, int, bool]  # start, end, slots, job, whether it holds the rack's uplink
 SIMILAR_COST = 0.1  # an interference-free start at most this share of L_j(r_j) later is of similar cost
 
 
 def _apart(booked: list[list[Booking]], times: list[float], fits: list[int], partners: set[int], need: int, count: int,
-           duration: float, capacity: int) -> tuple[float, list[int]]:
+           duration: float, capacity: int, uplink: bool) -> tuple[float, list[int]]:
     """The interference rule (docs/paragon.md): from the earliest start times[0], the first start no later
     than SIMILAR_COST x L_j(r_j) after it at which r_j admitting racks hold no job that slowed j in
     history over [T, T + L_j(r_j)); none: the earliest start and its racks (co-location accepted)."""
     for t in times:
         if t > times[0] + SIMILAR_COST * duration:
             break
-        clean = [i for i in range(len(booked)) if _admits(booked[i], t, need, capacity)
+        clean = [i for i in range(len(booked)) if _admits(booked[i], t, need, capacity, uplink)
                  and not any(b[3] in partners and b[0] < t + duration and b[1] > t for b in booked[i])]
         if len(clean) >= count:
             return t, clean
     return times[0], fits
 
 
-def _admits(booked: list[Booking], begin: float, need: int, capacity: int) -> bool:
-    """Whether a rack can take ``need`` more slots from ``begin`` on, starting no earlier than the last
-    job placed on it (no overtaking: on each rack, priorities run in order). Every job on the rack
-    then started by ``begin``, so its usage only falls after it: the slots held at ``begin`` bound it."""
+def _admits(booked: list[Booking], begin: float, need: int, capacity: int, uplink: bool) -> bool:
+    """Whether a rack can take ``need`` more slots from ``begin`` on (and its uplink, if ``uplink``),
+    starting no earlier than the last job placed on it (no overtaking: on each rack, priorities run in
+    order). Every job on the rack then started by ``begin``, so its usage only falls after it: the
+    slots held at ``begin`` bound it, and the uplink is free if no job holding it runs past ``begin``."""
     if booked and begin < booked[-1][0]:
+        return False
+    if uplink and any(b[4] and b[1] > begin for b in booked):
         return False
     return capacity - sum(b[2] for b in booked if b[1] > begin) >= need
 

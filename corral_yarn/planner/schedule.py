@@ -29,6 +29,12 @@ class SlotDemand:
     demand: NDArray[np.int64]  # J x R
     capacity: int
     apart: frozenset[tuple[int, int]] = frozenset()  # job pairs (j < k) that slowed each other in history (docs/paragon.md)
+    core: NDArray[np.bool_] | None = None  # per job: whether it sends data across the core when split over racks (None: every job)
+
+    def uplink(self, j: int, width: int) -> bool:
+        """Whether job j on ``width`` racks holds their uplinks for its interval: split across racks, its
+        traffic crosses the oversubscribed core, which L_j(r) (MRCute, §3.1.2) gives it to itself."""
+        return width > 1 and (self.core is None or bool(self.core[j]))
 
     def partners(self, j: int) -> set[int]:
         """The jobs that should not share a rack with job j at the same time."""
@@ -38,7 +44,7 @@ class SlotDemand:
         """The demand of ``jobs`` only, renumbered 0.. in that order."""
         local = {j: k for k, j in enumerate(jobs)}
         apart = frozenset((local[a], local[b]) for a, b in self.apart if a in local and b in local)
-        return SlotDemand(self.demand[jobs], self.capacity, apart)
+        return SlotDemand(self.demand[jobs], self.capacity, apart, None if self.core is None else self.core[jobs])
 
 
 @dataclass(frozen=True)

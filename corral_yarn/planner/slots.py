@@ -5,7 +5,8 @@ Rack i keeps L_i, the start of the last job placed on it (no job starts there ea
 last end of a reservation on it (the reference's choice key), and the reservations still running
 after L_i as (end, slots) sorted by end. Its held slots only fall after L_i, so the earliest time
 it takes a job of d slots arriving at A is e_i = max(A, L_i, the first end after which at most
-S - d slots stay held); the reference's earliest T, at which r_j racks admit the job, is the r_j-th
+S - d slots stay held), and for a job that holds its racks' uplinks (``SlotDemand.uplink``) also at or
+after U_i, the last end of a reservation holding rack i's uplink; the reference's earliest T, at which r_j racks admit the job, is the r_j-th
 smallest e_i, and the racks admitting it are those with e_i <= T.
 """
 
@@ -29,6 +30,7 @@ class Snapshot:
     free_at: NDArray[np.float64]
     ends: NDArray[np.float64]
     slots: NDArray[np.int64]
+    uplink_free: NDArray[np.float64]  # per row: U_i
 
 
 class RackSlots:
@@ -43,13 +45,14 @@ class RackSlots:
         self.capacity = capacity
         self.racks = np.arange(n_racks)
         if snapshot is None:
-            snapshot = Snapshot(np.zeros(n_racks, dtype=np.int64), np.full(1, -np.inf), np.zeros(1), np.full((1, 1), np.inf), np.zeros((1, 1), dtype=np.int64))
+            snapshot = Snapshot(np.zeros(n_racks, dtype=np.int64), np.full(1, -np.inf), np.zeros(1), np.full((1, 1), np.inf), np.zeros((1, 1), dtype=np.int64), np.zeros(1))
         self.row_of = snapshot.row_of.copy()
         self.rows = snapshot.free_at.size  # rows in use; the arrays have room for R (at most R rows hold a rack)
         self.last_start = self._room(snapshot.last_start, -np.inf)  # L_i, -inf before any job
         self.free_at = self._room(snapshot.free_at, 0.0)  # F_i, 0 before any job (as the reference)
         self.ends = self._room(snapshot.ends, np.inf)  # running reservations' ends, ascending, padded with inf
         self.slots = self._room(snapshot.slots, 0)  # their slots, padded with 0
+        self.uplink_free = self._room(snapshot.uplink_free, 0.0)  # U_i, the last end of a job holding the uplink
         self.held = self.slots.sum(axis=1)  # slots held at L_i
         self.held_after = self.held[:, None] - np.cumsum(self.slots, axis=1)  # slots still held after each end
 
@@ -61,24 +64,28 @@ class RackSlots:
 
     def snapshot(self) -> Snapshot:
         used = slice(0, self.rows)
-        return Snapshot(self.row_of.copy(), self.last_start[used].copy(), self.free_at[used].copy(), self.ends[used].copy(), self.slots[used].copy())
+        return Snapshot(self.row_of.copy(), self.last_start[used].copy(), self.free_at[used].copy(), self.ends[used].copy(), self.slots[used].copy(),
+                        self.uplink_free[used].copy())
 
     def last_starts(self) -> NDArray[np.float64]:
         """L_i per rack."""
         return self.last_start[self.row_of]
 
-    def earliest(self, arrival: float, need: int) -> NDArray[np.float64]:
-        """e_i: the earliest time from which rack i can hold ``need`` more slots, at or after A and L_i."""
+    def earliest(self, arrival: float, need: int, uplink: bool = False) -> NDArray[np.float64]:
+        """e_i: the earliest time from which rack i can hold ``need`` more slots, at or after A and L_i
+        (and U_i with ``uplink``)."""
         used = slice(0, self.rows)
         room = self.capacity - need
         first = np.count_nonzero(self.held_after[used] > room, axis=1)  # held_after falls along a row
         wait = np.where(self.held[used] > room, self.ends[np.arange(self.rows), first], -np.inf)
+        if uplink:
+            wait = np.maximum(wait, self.uplink_free[used])
         return np.maximum(np.maximum(self.last_start[used], wait), arrival)[self.row_of]
 
-    def place(self, arrival: float, need: int, width: int, duration: float) -> tuple[float, NDArray[np.int64]]:
+    def place(self, arrival: float, need: int, width: int, duration: float, uplink: bool = False) -> tuple[float, NDArray[np.int64]]:
         """Book a job (Fig. 4.2 over slots): its start T and its racks, the r_j smallest (F_i, i) of
-        those admitting it at T."""
-        earliest = self.earliest(arrival, need)
+        those admitting it at T; with ``uplink`` it holds their uplinks too."""
+        earliest = self.earliest(arrival, need, uplink)
         if width == earliest.size:
             start, chosen = float(earliest.max()), self.racks
         else:
@@ -90,7 +97,10 @@ class RackSlots:
                 kth = np.partition(key, width - 1)[width - 1]
                 below = np.flatnonzero(key < kth)
                 chosen = np.concatenate([below, np.flatnonzero(key == kth)[: width - below.size]])
-        self._book(self._rows_of(chosen), start, start + duration, need)
+        rows = self._rows_of(chosen)
+        self._book(rows, start, start + duration, need)
+        if uplink:
+            self.uplink_free[rows] = np.maximum(self.uplink_free[rows], start + duration)
         return start, chosen
 
     def _rows_of(self, chosen: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -105,7 +115,7 @@ class RackSlots:
         if not split.size:
             return touched
         copies = np.arange(self.rows, self.rows + split.size)
-        for array in (self.last_start, self.free_at, self.ends, self.slots, self.held, self.held_after):
+        for array in (self.last_start, self.free_at, self.ends, self.slots, self.held, self.held_after, self.uplink_free):
             array[copies] = array[split]
         self.rows += split.size
         moved = np.arange(self.rows)
@@ -166,7 +176,8 @@ def prioritize(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArra
     start = np.zeros(n_jobs)
     rack_sets: list[tuple[int, ...]] = [()] * n_jobs
     for j in order:
-        start[j], chosen = racks.place(float(effective[j]), int(slots.demand[j, counts[j] - 1]), int(counts[j]), float(duration[j]))
+        width = int(counts[j])
+        start[j], chosen = racks.place(float(effective[j]), int(slots.demand[j, width - 1]), width, float(duration[j]), slots.uplink(j, width))
         rack_sets[j] = tuple(sorted(chosen.tolist()))
     return Schedule(counts.copy(), tuple(rack_sets), start, tuple(order), objective(scenario, start + duration, effective))
 

@@ -93,7 +93,8 @@ def network_instances(draw: st.DrawFn, max_jobs: int = 6, max_racks: int = 5) ->
 
 @st.composite
 def slot_demands(draw: st.DrawFn, shape: tuple[int, int]) -> SlotDemand:
-    """d_j(r) in 1..S for a rack of S slots: arbitrary, falling with r (as ``build.slot_demand``), or whole racks."""
+    """d_j(r) in 1..S for a rack of S slots: arbitrary, falling with r (as ``build.slot_demand``), or whole racks;
+    every job split across racks holding their uplinks (the default), or only some (as map-only jobs do not)."""
     capacity = draw(st.integers(1, 6))
     values = np.array(draw(st.lists(st.integers(1, capacity), min_size=shape[0] * shape[1], max_size=shape[0] * shape[1])), dtype=np.int64).reshape(shape)
     kind = draw(st.sampled_from(["any", "falling", "whole"]))
@@ -101,4 +102,5 @@ def slot_demands(draw: st.DrawFn, shape: tuple[int, int]) -> SlotDemand:
         values = -np.sort(-values, axis=1)
     elif kind == "whole":
         values = np.full(shape, capacity, dtype=np.int64)
-    return SlotDemand(values, capacity)
+    core = draw(st.one_of(st.none(), st.lists(st.booleans(), min_size=shape[0], max_size=shape[0]).map(lambda flags: np.array(flags, dtype=bool))))
+    return SlotDemand(values, capacity, core=core)

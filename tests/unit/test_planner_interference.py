@@ -75,7 +75,7 @@ def small_jobs(n: int, seed: int) -> list[JobSpec]:
 
 def test_plans_with_slots_keep_interfering_jobs_apart() -> None:
     cluster = example_cluster(racks=3, machines_per_rack=2)
-    jobs = small_jobs(12, seed=0)
+    jobs = small_jobs(12, seed=2)  # a seed where, without the rule, pairs overlap in both scenarios (split jobs never share uplinks anyway)
     marked = [j.model_copy(update={"interferes_with": [jobs[k ^ 1].name]}) for k, j in enumerate(jobs)]  # pairs 0-1, 2-3, ...
 
     def together(plan) -> int:
