@@ -358,6 +358,13 @@ SLOT_CHECKPOINT_EVERY: dict[Scenario, int] = {"batch": 4, "online": 8}
 PROBES = 4  # candidates with the lowest objective bounds evaluated first, for a good incumbent
 
 
+def _gallop(k: int, candidates: int) -> list[int]:
+    """Batch with sharing: candidates k + 1, k + 2, k + 4, ... probed after the incumbent k (candidate 0 or
+    a probe). Long runs of candidates there each beat the one before (the longest job widened again), and
+    each was evaluated in full; a later, better incumbent lets the bounds skip most of them (docs/planner.md)."""
+    return [k + step for step in (1 << i for i in range(candidates.bit_length())) if k + step < candidates]
+
+
 def _limit(best: float, winner: int, k: int) -> float:
     """Candidate k wins iff its objective is below this: ties go to the earlier candidate."""
     return math.nextafter(best, math.inf) if k < winner else best
@@ -428,6 +435,11 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
     for k in sorted(lowest.tolist(), key=lambda k: (bounds.objective[k], k)):
         probe = prioritization(prov.counts(k, n_jobs))
         best, winner = _consider(probe, k, float(bounds.objective[k]), float(bounds.work[k]), best, winner)
+    if slots is not None and scenario == "batch":
+        best, winner = _consider(prioritization(prov.counts(0, n_jobs)), 0, float(bounds.objective[0]), float(bounds.work[0]), best, winner)
+        for k in _gallop(winner, prov.candidates):
+            probe = prioritization(prov.counts(k, n_jobs))
+            best, winner = _consider(probe, k, float(bounds.objective[k]), float(bounds.work[k]), best, winner)
     run = prioritization(prov.counts(0, n_jobs))
     best, winner = _consider(run, 0, float(bounds.objective[0]), float(bounds.work[0]), best, winner)
     effective = effective_arrival(scenario, arrival)
