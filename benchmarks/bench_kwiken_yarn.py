@@ -308,3 +308,7 @@ def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: in
         "last_settings": {j.key: j.properties for j in settings.jobs},
         **{c: s[c] for c in s}, **figures,
     }
+
+
+if __name__ == "__main__":
+    main()
