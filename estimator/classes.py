@@ -46,21 +46,37 @@ def _rate(sample: TaskSample) -> float | None:
 
 def observed(runs: Sequence[JobRun], cluster: ClusterSpec) -> dict[str, dict[str, float]]:
     """Per recurring key, per node class it ran on: median map task rate there over its median on all
-    classes (reduce samples where a job has no map samples); samples on unknown nodes are left out."""
+    classes (reduce samples where a job has no map samples); samples on unknown nodes are left out.
+    Runs are pooled steadily: each task's rate is taken relative to its run's geometric mean of per-class
+    medians (a run of other data, whose tasks all run faster, or with another mix of classes, does not
+    move the ratio between classes); a class's figure is the median over runs of its run-relative median,
+    over the median of all run-relative rates. Runs on one class are used only for a job with no other."""
     where = node_classes(cluster)
-    by_key: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    by_key: dict[str, list[dict[str, list[float]]]] = defaultdict(list)
     for run in runs:
         if run.outcome != SUCCEEDED:
             continue
-        samples = run.map_task_samples or run.reduce_task_samples
-        for s in samples:
+        per_class: dict[str, list[float]] = defaultdict(list)
+        for s in run.map_task_samples or run.reduce_task_samples:
             if (rate := _rate(s)) is not None and s.node in where:
-                by_key[run.recurring_key][where[s.node]].append(rate)
-    out = {}
-    for key, per_class in by_key.items():
-        overall = float(np.median([r for rates in per_class.values() for r in rates]))
-        out[key] = {c: float(np.clip(np.median(rates) / overall, 1.0 / MAX_SPEEDUP, MAX_SPEEDUP)) for c, rates in per_class.items()}
-    return out
+                per_class[where[s.node]].append(rate)
+        if per_class:
+            by_key[run.recurring_key].append(per_class)
+    return {key: _pooled(key_runs) for key, key_runs in by_key.items()}
+
+
+def _pooled(runs: list[dict[str, list[float]]]) -> dict[str, float]:
+    """One job's speedups from its runs' per-class rates (``observed``)."""
+    used = [r for r in runs if len(r) > 1] or runs
+    relative: dict[str, list[float]] = defaultdict(list)
+    samples: list[float] = []
+    for per_class in used:
+        middle = float(np.exp(np.mean([np.log(np.median(rates)) for rates in per_class.values()])))
+        for c, rates in per_class.items():
+            relative[c].append(float(np.median(rates)) / middle)
+            samples.extend(rate / middle for rate in rates)
+    overall = float(np.median(samples))
+    return {c: float(np.clip(np.median(v) / overall, 1.0 / MAX_SPEEDUP, MAX_SPEEDUP)) for c, v in relative.items()}
 
 
 def speedups(runs: Sequence[JobRun], cluster: ClusterSpec) -> ClassSpeedups:

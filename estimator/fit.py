@@ -28,6 +28,7 @@ from scipy.optimize import nnls
 from corral_yarn.contracts import ClusterSpec, JobSpec, MRCutePlus, StageSpec
 from corral_yarn.errors import InputError
 from corral_yarn.model import job_rack_latency, plus_terms
+from estimator.classes import observed as observed_speedups
 from estimator.records import SUCCEEDED, JobRun, TaskSample
 
 log = logging.getLogger(__name__)
@@ -104,6 +105,7 @@ class ObservedRun:
     stage: StageSpec
     racks: int
     actual_s: float
+    classes: tuple[str, ...] = ()  # the node class of each of its racks (heterogeneous racks; empty otherwise)
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,8 @@ def observed_runs(runs: Sequence[JobRun], cluster: ClusterSpec) -> tuple[list[Ob
     for r in runs:
         by_key[r.recurring_key].append(r)
     params = {key: fit_job(sorted(rs, key=lambda r: r.submit_time)) for key, rs in by_key.items()}
+    rack_class = {r.name: r.node_class for r in cluster.racks if r.node_class}
+    learned = observed_speedups(runs, cluster) if rack_class else {}
     out, skipped = [], Counter[str]()
     for r in runs:
         p = params[r.recurring_key]
@@ -140,7 +144,12 @@ def observed_runs(runs: Sequence[JobRun], cluster: ClusterSpec) -> tuple[list[Ob
                           output_bytes=r.output_bytes, map_tasks=r.map_tasks, reduce_tasks=r.reduce_tasks,
                           map_rate_bytes_per_s=p.map_rate_bytes_per_s, reduce_rate_bytes_per_s=p.reduce_rate_bytes_per_s or 1.0)
         actual = (r.finish_time - (r.start_time or r.submit_time)).total_seconds()
-        out.append(ObservedRun(r.run_id, r.recurring_key, stage, min(len(r.racks), len(cluster.racks)), actual))
+        classes = tuple(rack_class[name] for name in r.racks if name in rack_class)
+        if classes:  # its tasks at its rates on the classes it ran on (estimator/classes.py), mean over its racks
+            speedup = float(np.mean([learned.get(r.recurring_key, {}).get(c, 1.0) for c in classes]))
+            stage = stage.model_copy(update={"map_rate_bytes_per_s": stage.map_rate_bytes_per_s * speedup,
+                                             "reduce_rate_bytes_per_s": stage.reduce_rate_bytes_per_s * speedup})
+        out.append(ObservedRun(r.run_id, r.recurring_key, stage, min(len(r.racks), len(cluster.racks)), actual, classes))
     return out, skipped
 
 
@@ -168,11 +177,24 @@ def fit_model(observed: Sequence[ObservedRun], cluster: ClusterSpec, template: M
     template = template or MRCutePlus()
     if len(observed) < 3:
         raise InputError(f"fitting MRCute+ needs at least 3 usable runs (got {len(observed)})", field="runs")
+    return fit_cluster(observed, cluster, template).model  # type: ignore[return-value]
+
+
+def fit_cluster(observed: Sequence[ObservedRun], cluster: ClusterSpec, template: MRCutePlus | None = None) -> ClusterSpec:
+    """``cluster`` with MRCute+ fitted (``fit_model``); on node classes the job constant is one per class,
+    each run's share of its racks in a class its regressor (a job's AM starts on one of its racks), written
+    to ``node_classes[c].job_startup_s``, and the model's constant is their mean over the racks."""
+    template = template or MRCutePlus()
+    if len(observed) < 3:
+        raise InputError(f"fitting MRCute+ needs at least 3 usable runs (got {len(observed)})", field="runs")
+    names = [c for c in cluster.class_names if any(c in o.classes for o in observed)] if cluster.node_classes else []
     terms = [plus_terms(o.stage, cluster, o.racks, template) for o in observed]
-    design = np.array([[float(base), float(waves), 1.0] for base, waves in terms])
+    shares = [[o.classes.count(c) / len(o.classes) if o.classes else 1.0 / len(names) for c in names] or [1.0] for o in observed]
+    design = np.array([[float(base), float(waves), *share] for (base, waves), share in zip(terms, shares)])
     actual = np.array([o.actual_s for o in observed])
-    columns = [0, 1, 2] if np.linalg.matrix_rank(design) == 3 else [0, 2]
-    if len(columns) == 2:
+    constants = list(range(2, design.shape[1]))
+    columns = [0, 1, *constants] if np.linalg.matrix_rank(design) == design.shape[1] else [0, *constants]
+    if 1 not in columns:
         log.warning("every run has the same waves-to-size relation; task start-up is not separable and is folded into the job constant")
     if np.linalg.matrix_rank(design[:, columns]) < len(columns):
         raise InputError("the runs do not separate the parameters: give runs of different sizes", field="runs")
@@ -180,8 +202,12 @@ def fit_model(observed: Sequence[ObservedRun], cluster: ClusterSpec, template: M
     fitted = dict(zip(columns, coef, strict=True))
     if fitted[0] <= 0:
         raise InputError("the fit gives the MRCute terms no weight: the runs' durations do not grow with their sizes", field="runs")
-    return template.model_copy(update={"scale": float(fitted[0]), "task_startup_s": float(fitted.get(1, 0.0)),
-                                       "job_startup_s": float(fitted[2]), "fitted_runs": len(observed)})
+    per_class = {c: float(fitted[2 + k]) for k, c in enumerate(names)}
+    job_startup = float(np.mean([per_class.get(r.node_class, 0.0) for r in cluster.racks])) if names else float(fitted[2])
+    model = template.model_copy(update={"scale": float(fitted[0]), "task_startup_s": float(fitted.get(1, 0.0)),
+                                        "job_startup_s": job_startup, "fitted_runs": len(observed)})
+    classes = {c: n.model_copy(update={"job_startup_s": per_class[c]}) if c in per_class else n for c, n in (cluster.node_classes or {}).items()}
+    return cluster.model_copy(update={"model": model, **({"node_classes": classes} if classes else {})})
 
 
 def model_errors(observed: Sequence[ObservedRun], cluster: ClusterSpec) -> list[JobError]:

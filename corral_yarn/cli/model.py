@@ -16,7 +16,7 @@ from corral_yarn.cli.types import positive_int
 from corral_yarn.contracts import ClusterSpec, MRCutePlus
 from corral_yarn.errors import InputError
 from corral_yarn.io import load_cluster, save
-from estimator.fit import JobError, ObservedRun, fit_model, model_errors, observed_runs
+from estimator.fit import JobError, ObservedRun, fit_cluster, model_errors, observed_runs
 
 
 def _observed(args: argparse.Namespace, cluster: ClusterSpec) -> tuple[list[ObservedRun], Counter[str]]:
@@ -65,7 +65,7 @@ def _fit(args: argparse.Namespace) -> int:
     cluster = load_cluster(args.cluster)
     template = MRCutePlus(replication=args.replication, output_replicas_leave_racks=not args.replicas_in_racks)
     observed, skipped = _observed(args, cluster.model_copy(update={"model": template}))
-    fitted = cluster.model_copy(update={"model": fit_model(observed, cluster, template)})
+    fitted = fit_cluster(observed, cluster, template)  # on node classes: a job start-up per class too
     save(fitted, args.out)
     _print(summary(model_errors(observed, fitted), fitted, skipped), fitted, args.json)
     return 0

@@ -16,14 +16,34 @@ def class_racks(cluster: ClusterSpec) -> dict[str, list[int]]:
     return out
 
 
+def job_startup(cluster: ClusterSpec, name: str | None) -> float:
+    """MRCute+'s per-job constant on class ``name``: the class's own figure, else the model's (0 for the thesis's model)."""
+    if cluster.model == "paper":
+        return 0.0
+    own = cluster.node_classes[name].job_startup_s if name is not None and cluster.node_classes else None
+    return cluster.model.job_startup_s if own is None else own
+
+
+def mean_job_startup(cluster: ClusterSpec, racks: list[int] | None = None) -> float:
+    """The per-job constant averaged rack by rack over ``racks`` (default: every rack), as the task rates are
+    for a job spread over classes: its AM may start on any of them."""
+    chosen = range(len(cluster.racks)) if racks is None else racks
+    return sum(job_startup(cluster, cluster.racks[i].node_class) for i in chosen) / len(chosen)
+
+
+def _with_job_startup(cluster: ClusterSpec, seconds: float) -> dict[str, object]:
+    return {} if cluster.model == "paper" else {"model": cluster.model.model_copy(update={"job_startup_s": seconds})}
+
+
 def class_cluster(cluster: ClusterSpec, name: str) -> ClusterSpec:
-    """The racks of class ``name`` as a cluster of identical machines: the class's B_D, the same NICs,
-    rack uplinks and model (the network does not change with the class)."""
+    """The racks of class ``name`` as a cluster of identical machines: the class's B_D and job start-up,
+    the same NICs, rack uplinks and model otherwise (the network does not change with the class)."""
     node_class = cluster.node_classes[name]
     return cluster.model_copy(update={
         "racks": [r.model_copy(update={"node_class": None}) for r in cluster.racks if r.node_class == name],
         "node_classes": None,
         "disk_bandwidth_bytes_per_s": node_class.disk_bandwidth_bytes_per_s or cluster.disk_bandwidth_bytes_per_s,
+        **_with_job_startup(cluster, job_startup(cluster, name)),
     })
 
 
@@ -57,11 +77,12 @@ def check_class_speedups(jobs: list[JobSpec], cluster: ClusterSpec) -> None:
 
 def identical_machines(jobs: list[JobSpec], cluster: ClusterSpec) -> tuple[list[JobSpec], ClusterSpec]:
     """The cluster as identical machines and every job at its mean task rates over the racks,
-    Min{B_D, rate x speedup} averaged rack by rack (thesis §3.1.2): what a class-blind history gives."""
+    Min{B_D, rate x speedup} averaged rack by rack (thesis §3.1.2), and the mean job start-up: what a
+    class-blind history gives."""
     racks = [r.node_class for r in cluster.racks]
     disks = {name: c.disk_bandwidth_bytes_per_s or cluster.disk_bandwidth_bytes_per_s for name, c in cluster.node_classes.items()}
     flat = cluster.model_copy(update={"racks": [r.model_copy(update={"node_class": None}) for r in cluster.racks], "node_classes": None,
-                                      "disk_bandwidth_bytes_per_s": max(disks.values())})
+                                      "disk_bandwidth_bytes_per_s": max(disks.values()), **_with_job_startup(cluster, mean_job_startup(cluster))})
     out = []
     for job in jobs:
         per_rack = [(speedups(job, cluster, name), disks[name]) for name in racks]

@@ -13,7 +13,7 @@ from corral_yarn.contracts import CUSTOM_PROFILE, MAX_SECONDS, ClusterSpec, JobS
 from corral_yarn.errors import InputError
 from corral_yarn.io import inputs_sha256
 from corral_yarn.model import default_alpha, latency_table
-from corral_yarn.model.classes import check_class_speedups, class_cluster, class_racks, identical_machines, job_on_class
+from corral_yarn.model.classes import check_class_speedups, class_cluster, class_racks, identical_machines, job_on_class, mean_job_startup
 from corral_yarn.nomora.latency import LatencyMatrix
 from corral_yarn.nomora.perf import PUBLISHED, fit
 from corral_yarn.planner import fast, hetero, reference
@@ -150,6 +150,9 @@ def _on_its_racks(jobs: list[JobSpec], cluster: ClusterSpec, flat: ClusterSpec, 
     rated = [identical_machines([job], cluster.model_copy(update={"racks": [cluster.racks[i] for i in spread.rack_sets[j]]}))[0][0]
              for j, job in enumerate(jobs)]
     latency, penalized = _latency(rated, flat, alpha)
+    # MRCute+'s job constant at the mean over R_j's racks, not over the cluster's (its AM runs in R_j)
+    own = np.array([mean_job_startup(cluster, list(racks)) - mean_job_startup(cluster) for racks in spread.rack_sets])[:, None]
+    latency, penalized = latency + own, penalized + own
     due = effective_arrival(scenario, arrival)
     free_at, start = np.zeros(len(cluster.racks)), np.zeros(len(jobs))
     took = penalized[np.arange(len(jobs)), spread.rack_counts - 1]

@@ -22,6 +22,7 @@ import numpy as np
 
 from corral_yarn.contracts import BLOCK_BYTES, ClusterSpec, StageSpec
 from corral_yarn.errors import CorralError
+from corral_yarn.model.classes import mean_job_startup
 from corral_yarn.sim import placement
 from corral_yarn.sim.flows import DOWN, LINKS_PER_RACK, LOCAL, UP, Flow, FlowTable, RackLinks
 from corral_yarn.sim.state import JobRun, RackSpeeds, Splits, StageRun
@@ -65,7 +66,6 @@ class Simulator:
         self.disk = cluster.disk_bandwidth_bytes_per_s
         self.speed = RackSpeeds(cluster)
         plus = cluster.model if cluster.model != "paper" else None  # MRCute+'s start-up costs, run as delays (docs/model.md)
-        self.job_startup_s = plus.job_startup_s if plus else 0.0
         self.task_startup_s = plus.task_startup_s if plus else 0.0
         self.net = FlowTable(self.topology, config.network)
         self.rng = np.random.default_rng(config.seed)
@@ -78,6 +78,11 @@ class Simulator:
         self.local_maps = 0
         self.local_read_bytes = 0.0  # map input read from a replica on the map's own rack (no link)
 
+    def _job_startup(self, job: JobRun) -> float:
+        """MRCute+'s per-job constant, run as a delay: on node classes the mean over the racks its AM may
+        start on (R_j for a planned job, else every rack; docs/paragon.md)."""
+        return mean_job_startup(self.cluster, None if job.rack_set is None else job.rack_set.tolist())
+
     # -- events -------------------------------------------------------------------------------
     def at(self, t: float, action: Callable[[], None]) -> None:
         heapq.heappush(self.events, (t, next(self._seq), action))
@@ -88,7 +93,7 @@ class Simulator:
             for stage in job.stages.values():
                 if not stage.spec.after:
                     self._place_input(stage, self.policy.place(job, stage.spec, self.rng, self.stored))
-            self.at(job.arrival_s + self.job_startup_s, lambda job=job: self._arrive(job))  # the AM starts first
+            self.at(job.arrival_s + self._job_startup(job), lambda job=job: self._arrive(job))  # the AM starts first
         while self.events or self.net.busy:
             t_event = self.events[0][0] if self.events else math.inf
             t = min(t_event, self.net.next_finish(self.now))

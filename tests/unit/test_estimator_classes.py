@@ -101,3 +101,12 @@ def test_corral_estimate_with_a_cluster_of_node_classes(tmp_path) -> None:
                  "--out", str(tmp_path / "plan.json")]) == 0
     assert main([*args, "--cluster", str(tmp_path / "nope.json")]) == 2
     assert np.isfinite(json.loads((tmp_path / "plan.json").read_text())["objective_s"])
+
+
+def test_runs_of_other_sizes_are_pooled_without_moving_the_ratio_between_classes() -> None:
+    """Two runs of one job, one 4x faster throughout (other data), one task on fast nodes in the fast run
+    and three in the slow run: raw medians would give 4x apart; rates relative to their run's median give 2x."""
+    runs = [run("cpu", 0, {"r00m00": 160e6, "r01m00": 80e6, "r01m01": 80e6}),
+            run("cpu", 1, {"r00m00": 40e6, "r00m01": 40e6, "r02m00": 40e6, "r01m00": 20e6}, day=1)]
+    seen = observed(runs, cluster())["cpu"]
+    assert seen["fast"] / seen["slow"] == pytest.approx(2.0)

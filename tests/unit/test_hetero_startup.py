@@ -1,0 +1,96 @@
+"""Heterogeneous racks, session 7 (docs/paragon.md): a job start-up per node class in MRCute+ (model,
+planner, simulator, fit from history), speedups pooled over runs, and the heterogeneous plan against the
+identical-machines plan under one per-class model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from corral_yarn.contracts import ClusterSpec, MRCutePlus, Workload
+from corral_yarn.model import latency_table, plus_terms
+from corral_yarn.model.classes import class_cluster, identical_machines, job_on_class, mean_job_startup
+from corral_yarn.planner.build import _on_its_racks, build_plan, default_alpha
+from corral_yarn.planner.fast import plan as fast_plan
+from corral_yarn.sim.run import RunSpec, simulate
+from corral_yarn.workloads import example_cluster, w1_like
+from estimator.fit import ObservedRun, fit_cluster
+from tests.unit.test_planner_hetero import classed
+
+PLUS = MRCutePlus(job_startup_s=10.0, task_startup_s=1.0)
+
+
+def startup_cluster() -> ClusterSpec:
+    base = example_cluster(racks=2, machines_per_rack=2).model_copy(update={"model": PLUS})
+    return classed(base, {"slow": {"job_startup_s": 50.0}, "fast": {}}, ["slow", "fast"])
+
+
+def test_a_class_job_startup_is_in_its_latency_and_in_the_simulators_delay() -> None:
+    cluster = startup_cluster()
+    job = w1_like(1, seed=4).jobs[0]
+    on = {c: latency_table([job_on_class(job, cluster, c)], class_cluster(cluster, c), 1e-9)[0][0, 0] for c in ("slow", "fast")}
+    assert on["slow"] - on["fast"] == pytest.approx(40.0)  # the class's 50 s against the model's 10 s
+    assert mean_job_startup(cluster) == pytest.approx(30.0) and mean_job_startup(cluster, [0]) == 50.0
+    _, flat = identical_machines([job], cluster)
+    assert flat.model.job_startup_s == pytest.approx(30.0)  # the class-blind view: the mean over racks
+    first = {}
+    for c, rack in (("slow", "/rack-00"), ("fast", "/rack-01")):
+        plan = build_plan(Workload(jobs=[job]), cluster, "batch", with_bound=False)
+        plan = plan.model_copy(update={"jobs": [p.model_copy(update={"racks": [rack], "node_class": c}) for p in plan.jobs]})
+        first[c] = simulate(cluster, Workload(jobs=[job]), RunSpec("corral", scenario="batch"), plan=plan).jobs[0].first_task_s
+    assert first["slow"] - first["fast"] == pytest.approx(40.0, abs=1.5)  # the AM starts on a rack of R_j
+
+
+def test_the_identical_plan_replayed_pays_its_racks_job_startup() -> None:
+    cluster = startup_cluster()
+    jobs = w1_like(4, seed=2).jobs
+    flat_jobs, flat = identical_machines(jobs, cluster)
+    alpha = default_alpha(flat)
+    _, penalized = latency_table(flat_jobs, flat, alpha)
+    spread = fast_plan("batch", penalized, np.zeros(len(jobs)), "thesis")
+    _, replayed, _ = _on_its_racks(jobs, cluster, flat, alpha, spread, np.zeros(len(jobs)), "batch")
+    rated = [identical_machines([job], cluster.model_copy(update={"racks": [cluster.racks[i] for i in racks]}))[0][0]
+             for job, racks in zip(jobs, spread.rack_sets)]
+    for j, racks in enumerate(spread.rack_sets):
+        alone = latency_table([rated[j]], flat, alpha)[1][0, len(racks) - 1] - 30.0 + mean_job_startup(cluster, list(racks))
+        assert replayed[j, len(racks) - 1] == pytest.approx(alone)
+
+
+def test_fit_cluster_recovers_a_job_startup_per_class() -> None:
+    cluster = startup_cluster().model_copy(update={"model": MRCutePlus()})
+    truth = {"slow": 40.0, "fast": 8.0}
+    observed = []
+    for k, job in enumerate(w1_like(24, seed=5).jobs):
+        c = ("slow", "fast")[k % 2]
+        base, waves = plus_terms(job.stages[0], cluster, 1, MRCutePlus())
+        observed.append(ObservedRun(str(k), job.name, job.stages[0], 1, float(0.9 * base + 2.0 * waves + truth[c]), (c,)))
+    fitted = fit_cluster(observed, cluster)
+    assert fitted.node_classes["slow"].job_startup_s == pytest.approx(40.0, rel=0.02)
+    assert fitted.node_classes["fast"].job_startup_s == pytest.approx(8.0, rel=0.05)
+    assert fitted.model.scale == pytest.approx(0.9, rel=0.02) and fitted.model.job_startup_s == pytest.approx(24.0, rel=0.03)
+
+
+CO_LOCATED = pytest.mark.xfail(strict=True, reason="the simulator is work-conserving: lower-priority jobs of R_j start at once beside the "
+                               "head job (w1-medium-0000: planned 183 s alone on a fast rack, 457 s in the simulator); the thesis's "
+                               "model holds a rack alone, so the class balance is wrong (docs/paragon.md)")
+
+
+@pytest.mark.parametrize("seed", [pytest.param(0, marks=CO_LOCATED), 1, 2])
+def test_with_a_clear_speed_gap_the_hetero_plan_wins_in_its_model_and_in_the_simulator(seed: int) -> None:
+    """Two classes 4x apart, every job CPU-bound: one class per job must plan a makespan no longer than the
+    identical-machines plan judged on the same per-class rates, and the simulator must agree."""
+    cluster = classed(example_cluster(racks=4, machines_per_rack=4), {"fast": {"speedup": 4.0, "disk_bandwidth_bytes_per_s": 4e8}, "slow": {}},
+                      ["fast", "slow", "fast", "slow"])
+    workload = w1_like(10, seed=seed)
+    aware = build_plan(workload, cluster, "batch", with_bound=False)
+    flat_jobs, flat = identical_machines(workload.jobs, cluster)
+    blind = build_plan(Workload(jobs=flat_jobs), flat, "batch", with_bound=False)
+    alpha = default_alpha(flat)
+    spread = fast_plan("batch", latency_table(flat_jobs, flat, alpha)[1], np.zeros(len(flat_jobs)), "thesis")
+    judged = _on_its_racks(workload.jobs, cluster, flat, alpha, spread, np.zeros(len(flat_jobs)), "batch")[2]
+    # the benchmark's identical plan is the one the guard judges
+    assert [p.racks for p in blind.jobs] == [[cluster.rack_names[i] for i in spread.rack_sets[j]] for j in spread.order]
+    assert aware.objective_s <= judged.objective + 1e-6
+    run = {label: simulate(cluster, workload, RunSpec("corral", scenario="batch", seed=seed), plan=p).summary.makespan_s
+           for label, p in (("hetero", aware), ("identical", blind))}
+    assert run["hetero"] <= run["identical"]
