@@ -92,7 +92,7 @@ class NodeClass(_Strict):
     map_speedup: Speedup | None = Field(default=None, description="default multiplier of B_map^P (else speedup)")
     reduce_speedup: Speedup | None = Field(default=None, description="default multiplier of B_reduce^P (else speedup)")
     disk_bandwidth_bytes_per_s: Rate | None = Field(default=None, description="B_D of this class (else the cluster's)")
-    job_startup_s: float | None = Field(default=None, ge=0.0, le=86400.0,
+    job_startup_s: float | None = Field(default=None, ge=0.0, le=86400.0, exclude_if=_absent,
                                         description="MRCute+'s per-job constant on this class (AM start, setup, commit; else the model's)")
 
 
