@@ -1,6 +1,7 @@
 package io.corralyarn.yarn;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -9,6 +10,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.yarn.conf.ConfigurationProvider;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
@@ -95,6 +98,19 @@ public class CorralCapacityScheduler extends CapacityScheduler {
       "yarn.scheduler.corral.rack-set.fallback-live-fraction";
   public static final double FALLBACK_FRACTION_DEFAULT = 0.5;
 
+  /**
+   * The CapacityScheduler's asynchronous scheduling, on by default in Hadoop 3.5
+   * (CapacitySchedulerConfiguration.DEFAULT_SCHEDULE_ASYNCHRONOUSLY_ENABLE). Its scheduling thread
+   * offers every node's free resources to the applications every few milliseconds, apart from the
+   * node heartbeats, and a slot freed on a shared rack then went to a lower-priority application
+   * (CorralCapacitySchedulerTest, docs/rack-tags.md); Corral's priorities (the planner's order,
+   * thesis §4.3.3) need the node-heartbeat allocation, which offers each freed slot to the
+   * applications in priority order. Unset in yarn-site.xml and capacity-scheduler.xml, it is turned
+   * off; set explicitly, it is respected (and warned of when true).
+   */
+  public static final String ASYNC_SCHEDULING_KEY =
+      "yarn.scheduler.capacity.schedule-asynchronously.enable";
+
   private final ConcurrentMap<ApplicationId, Set<String>> rackSets = new ConcurrentHashMap<>();
   private final Set<ApplicationId> lifted = ConcurrentHashMap.newKeySet();
   // per application: the census version and AM phase its blacklist was last computed for
@@ -121,6 +137,15 @@ public class CorralCapacityScheduler extends CapacityScheduler {
     fallbackFraction = fraction;
     grant = RackSetGrant.fromConfiguration(conf);
     latency = latencyTable(conf);
+    String async = asyncScheduling(conf);
+    if (async == null) {
+      conf.setBoolean(ASYNC_SCHEDULING_KEY, false);  // read by the CapacityScheduler's own conf too
+      LOG.info("{} unset: off (allocation on node heartbeats, in priority order)",
+          ASYNC_SCHEDULING_KEY);
+    } else if (Boolean.parseBoolean(async.trim())) {
+      LOG.warn("{} is true: a slot freed on a shared rack may go to a lower-priority application",
+          ASYNC_SCHEDULING_KEY);
+    }
     LOG.info("Corral tags: {}", grant == null ? "unsigned mode, every rack-set and priority tag is"
         + " trusted (no " + RackSetGrant.SECRET_KEY + ")" : "honoured only with a valid planner grant");
     metrics = CorralSchedulerMetrics.register();
@@ -284,6 +309,31 @@ public class CorralCapacityScheduler extends CapacityScheduler {
         LOG.info("{}: latency-sensitive, nodes of {} ordered by latency to its AM", appId,
             verdict.racks());
       }
+    }
+  }
+
+  /**
+   * The asynchronous-scheduling setting of yarn-site.xml, else of capacity-scheduler.xml as the RM's
+   * configuration provider serves it (where the CapacityScheduler reads it), or null if neither sets it.
+   */
+  private String asyncScheduling(Configuration conf) throws IOException {
+    if (conf.get(ASYNC_SCHEDULING_KEY) != null) {
+      return conf.get(ASYNC_SCHEDULING_KEY);
+    }
+    ConfigurationProvider provider = rmContext == null ? null : rmContext.getConfigurationProvider();
+    if (provider == null) {
+      return null;
+    }
+    try (InputStream in = provider.getConfigurationInputStream(conf,
+        YarnConfiguration.CS_CONFIGURATION_FILE)) {
+      if (in == null) {
+        return null;
+      }
+      Configuration file = new Configuration(false);
+      file.addResource(in);
+      return file.get(ASYNC_SCHEDULING_KEY);  // reads the stream while it is open
+    } catch (YarnException e) {
+      throw new IOException(e);
     }
   }
 
