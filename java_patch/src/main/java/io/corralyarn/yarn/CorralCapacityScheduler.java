@@ -27,6 +27,8 @@ import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppImpl;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttempt;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ContainerUpdates;
@@ -34,6 +36,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicat
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerApp;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
+import org.apache.hadoop.yarn.util.resource.Resources;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAddedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptAddedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppRemovedSchedulerEvent;
@@ -75,6 +78,8 @@ import org.slf4j.LoggerFactory;
  * the nodes of R_j in order of their network latency to its AM container, the root task (NoMora;
  * {@link LatencyOrder}): on each allocate call the nodes beyond the nearest ones that can hold its
  * pending asks are held back with YARN's per-application blacklist, at O(nodes of R_j) per call.
+ * Pending there excludes what the AM's absolute ask counts repeat for containers allocated to it
+ * but not yet pulled (see {@link #noteStaleAsks}).
  * The AM container itself is placed as before. The tag narrows placement only, so it needs no
  * grant.
  *
@@ -124,6 +129,8 @@ public class CorralCapacityScheduler extends CapacityScheduler {
   private final Set<ApplicationId> latencySensitive = ConcurrentHashMap.newKeySet();
   // per latency-sensitive application: the hosts its blacklist holds back for latency now
   private final ConcurrentMap<ApplicationId, Set<String>> heldBack = new ConcurrentHashMap<>();
+  // per latency-sensitive application: asks its AM's last counts repeat for containers it had not seen
+  private final ConcurrentMap<ApplicationId, Resource> staleAsks = new ConcurrentHashMap<>();
   // after a restart: until when R_j's NodeManagers not registered again count as not lost (0: none)
   private volatile long recoveryGraceEndMs;
 
@@ -206,6 +213,7 @@ public class CorralCapacityScheduler extends CapacityScheduler {
         ApplicationId attemptApp = attemptAdded.getApplicationAttemptId().getApplicationId();
         enforcedAt.remove(attemptApp);  // a new attempt has a blacklist of its own
         heldBack.remove(attemptApp);
+        staleAsks.remove(attemptApp);
         enforce(attemptApp);
         break;
       case APP_REMOVED:
@@ -246,6 +254,7 @@ public class CorralCapacityScheduler extends CapacityScheduler {
       ContainerUpdates updateRequests) {
     enforce(attemptId.getApplicationId());
     orderByLatency(attemptId.getApplicationId());
+    noteStaleAsks(attemptId.getApplicationId(), ask);
     return super.allocate(attemptId, ask, schedulingRequests, release, blacklistAdditions,
         blacklistRemovals, updateRequests);
   }
@@ -369,7 +378,10 @@ public class CorralCapacityScheduler extends CapacityScheduler {
               node.getUnallocatedResource()));
         }
       }
-      held = LatencyOrder.heldBack(nodes, attempt.getAppAttemptResourceUsage().getPending());
+      Resource pending = Resources.subtractNonNegative(Resources.clone(
+          attempt.getAppAttemptResourceUsage().getPending()),
+          staleAsks.getOrDefault(appId, Resources.none()));
+      held = LatencyOrder.heldBack(nodes, pending);
     }
     Set<String> before = heldBack.getOrDefault(appId, Set.of());
     Set<String> now = new HashSet<>(held);
@@ -384,6 +396,45 @@ public class CorralCapacityScheduler extends CapacityScheduler {
     }
   }
 
+  /**
+   * Before a latency-sensitive application's asks are applied: the part of their ANY counts that
+   * stands for containers already allocated to it but not yet pulled by its AM. YARN's asks are
+   * absolute outstanding counts, computed by the AM from the containers it has received, so the
+   * RM's pending resources overstate the AM's need by those containers until its next asks
+   * (YARN-11702; Hadoop 3.5's yarn.resourcemanager.scheduler.autocorrect.container.allocation
+   * corrects the asks themselves, host and rack entries included, and is off by default). Counted
+   * as pending, they opened the far racks while the AM's side still had room for its real asks.
+   * O(containers of the application) on calls that carry asks.
+   */
+  private void noteStaleAsks(ApplicationId appId, List<ResourceRequest> ask) {
+    SchedulerApplication<FiCaSchedulerApp> app = getSchedulerApplications().get(appId);
+    FiCaSchedulerApp attempt = app == null ? null : app.getCurrentAppAttempt();
+    if (attempt == null || !latencySensitive.contains(appId) || ask == null || ask.isEmpty()) {
+      return;
+    }
+    List<RMContainer> unseen = new ArrayList<>();
+    for (RMContainer container : attempt.getLiveContainers()) {
+      if (container.getState() == RMContainerState.ALLOCATED) {  // not yet pulled by the AM
+        unseen.add(container);
+      }
+    }
+    Resource stale = Resources.createResource(0, 0);
+    for (ResourceRequest request : ask) {
+      if (ResourceRequest.isAnyLocation(request.getResourceName())) {
+        int repeated = 0;
+        for (RMContainer container : unseen) {
+          Container c = container.getContainer();
+          if (repeated < request.getNumContainers() && c.getPriority().equals(request.getPriority())
+              && c.getAllocationRequestId() == request.getAllocationRequestId()) {
+            repeated++;
+            Resources.addTo(stale, c.getResource());
+          }
+        }
+      }
+    }
+    staleAsks.put(appId, stale);
+  }
+
   /** The node of the application's AM container, once it has one. */
   private RMNode amNode(ApplicationId appId) {
     RMApp app = rmContext.getRMApps().get(appId);
@@ -396,6 +447,7 @@ public class CorralCapacityScheduler extends CapacityScheduler {
     enforcedAt.remove(appId);
     latencySensitive.remove(appId);
     heldBack.remove(appId);
+    staleAsks.remove(appId);
     if (rackSets.remove(appId) != null && !lifted.remove(appId)) {
       metrics.restrictedApplications.decr();
     }

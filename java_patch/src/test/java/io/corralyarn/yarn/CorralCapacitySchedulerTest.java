@@ -148,8 +148,8 @@ class CorralCapacitySchedulerTest {
 
   @Test
   void asynchronousSchedulingIsOffUnlessConfigured() {
-    // Hadoop 3.5's default; with it a freed slot of a shared rack went to the lower priority (the
-    // test above failed 5 times in 40 under load)
+    // Hadoop 3.5's default; with it a freed slot of a shared rack sometimes went to the lower
+    // priority (the test above, docs/deploy.md)
     var threads = ((CorralCapacityScheduler) cluster.resourceManager().getResourceScheduler())
         .getAsyncSchedulerThreads();
     assertTrue(threads == null || threads.isEmpty(), "asynchronous scheduling threads: " + threads);
