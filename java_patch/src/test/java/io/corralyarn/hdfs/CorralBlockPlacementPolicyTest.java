@@ -209,6 +209,8 @@ class CorralBlockPlacementPolicyTest {
     for (int f = 0; f < 10; f++) {
       Path file = new Path("/invariants/file-" + f);
       DFSTestUtil.createFile(fs, file, 4096, 6 * BLOCK, BLOCK, (short) 3, f);
+      // the NameNode lists a replica once its DataNode reports it, late on a loaded machine
+      DFSTestUtil.waitReplication(fs, file, (short) 3);
       FileStatus status = fs.getFileStatus(file);
       BlockLocation[] blocks = fs.getFileBlockLocations(status, 0, status.getLen());
       assertEquals(6, blocks.length);
