@@ -9,11 +9,14 @@ machine falls on both alike. A round's ratio is Corral's applications per second
 that round (the two bursts are seconds apart); the headline ratio is the median of the rounds'
 ratios, with its spread (min, quartiles, max). Scheduler-side figures come from the RM's own
 ``CapacitySchedulerMetrics``: calls of nodeUpdate (one per node heartbeat), allocate and commit
-(one per container allocated) and their mean times (Hadoop's nanosecond timers, the mean over the
-bean's last refresh window); committed containers per node heartbeat does not depend on how fast the
-CPU is, only on what the scheduler does with each heartbeat. The RM's JMX servlet refreshes a bean
-at most every 10 s, so each burst reads the bean when it has just been refreshed (its node-update
-count moved), before and after the burst, outside the timed window.
+(one per container allocated) and their mean times per call over the whole run (Hadoop's nanosecond
+timers); committed containers per node heartbeat does not depend on how fast the CPU is, only on
+what the scheduler does with each heartbeat. The RM's JMX servlet refreshes a bean at most every
+10 s and its AvgTime is the mean over the calls since the previous refresh, so a sampler reads the
+bean once a second, sees every refresh and weighs each window's mean by its calls; each burst takes
+the bean's first refresh before and after it, outside the timed window. ``--together`` runs a
+round's two bursts at the same time instead (the same seconds of machine load, each cluster's work
+contending with the other's).
 
 Each application is the cheapest one that reaches the scheduler: its ApplicationMaster container runs
 ``true`` (no JVM), so the RM admits it, the scheduler allocates its AM container (inside its rack set
@@ -99,12 +102,23 @@ def timer_deltas(before: dict[str, Any], after: dict[str, Any]) -> dict[str, int
     return {t: int(after.get(f"{t}NumOps", 0)) - int(before.get(f"{t}NumOps", 0)) for t in TIMERS}
 
 
+def accumulate_timers(timed: dict[str, list[float]], before: dict[str, Any], after: dict[str, Any]) -> None:
+    """Adds one refresh window of each timer to ``timed`` (timer -> [total ns, calls]): the bean's
+    AvgTime is the mean over the calls since its previous refresh, so it weighs by their number."""
+    for timer, calls in timer_deltas(before, after).items():
+        if calls > 0:
+            timed[timer][0] += float(after.get(f"{timer}AvgTime", 0.0)) * calls
+            timed[timer][1] += calls
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The command line, checked before anything starts (a wrong value exits 2 naming it)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help=f"{QUICK['rounds']} rounds of {QUICK['burst']} applications per burst, {QUICK['max_seconds']:.0f} s at most "
                              "(overrides --rounds, --burst, --max-seconds)")
+    parser.add_argument("--together", action="store_true",
+                        help="run each round's two bursts at the same time instead of one after the other")
     parser.add_argument("--rounds", type=int, default=10, help="rounds, each one burst per scheduler (default 10)")
     parser.add_argument("--burst", type=int, default=24, help="applications per burst (default 24)")
     parser.add_argument("--burst-timeout", type=float, default=120.0, help="seconds a burst may last, at most (default 120)")
@@ -143,27 +157,36 @@ def ended(rm: ResourceManager) -> int:
     return sum(int(metrics[k]) for k in ENDED)
 
 
-def fresh_scheduler_metrics(rm: ResourceManager) -> dict[str, Any]:
-    """CapacitySchedulerMetrics as soon as the JMX cache has refreshed it (its node-update count moved)."""
-    first = jmx(rm, SCHEDULER_METRICS)
-    deadline = time.monotonic() + JMX_REFRESH_WAIT_S
-    while time.monotonic() < deadline:
-        time.sleep(0.2)
-        if (now := jmx(rm, SCHEDULER_METRICS)).get("NodeUpdateNumOps") != first.get("NodeUpdateNumOps"):
-            return now
-    return first
-
-
-class HeapSampler(threading.Thread):
-    """Samples the cluster JVM's used heap (every daemon shares it) every two seconds until stopped."""
+class MetricsSampler(threading.Thread):
+    """Reads the cluster JVM's used heap (every daemon shares it) and CapacitySchedulerMetrics every
+    second until stopped; the only reader of the scheduler bean, so it sees every refresh of it."""
 
     def __init__(self, rm: ResourceManager) -> None:
         super().__init__(daemon=True)
-        self.rm, self.samples, self.stop = rm, [], threading.Event()
+        self.rm, self.heap_mb, self.stop = rm, [], threading.Event()
+        self.bean, self.refreshes, self.changed = jmx(rm, SCHEDULER_METRICS), 0, threading.Condition()
+        self.timed: dict[str, list[float]] = {t: [0.0, 0.0] for t in TIMERS}
 
     def run(self) -> None:
-        while not self.stop.wait(2.0):
-            self.samples.append(jmx(self.rm, MEMORY)["HeapMemoryUsage"]["used"] / 2**20)
+        while not self.stop.wait(1.0):
+            self.heap_mb.append(jmx(self.rm, MEMORY)["HeapMemoryUsage"]["used"] / 2**20)
+            bean = jmx(self.rm, SCHEDULER_METRICS)
+            if bean.get("NodeUpdateNumOps") != self.bean.get("NodeUpdateNumOps"):
+                with self.changed:
+                    accumulate_timers(self.timed, self.bean, bean)
+                    self.bean, self.refreshes = bean, self.refreshes + 1
+                    self.changed.notify_all()
+
+    def next_refresh(self) -> dict[str, Any]:
+        """The scheduler bean as soon as the JMX cache has refreshed it (its node-update count moved)."""
+        with self.changed:
+            seen = self.refreshes
+            self.changed.wait_for(lambda: self.refreshes > seen, timeout=JMX_REFRESH_WAIT_S)
+            return self.bean
+
+    def mean_us(self, timer: str) -> float | None:
+        total_ns, calls = self.timed[timer]
+        return round(total_ns / calls / 1e3, 2) if calls else None
 
 
 class Soaker:
@@ -178,7 +201,7 @@ class Soaker:
         self.submitted: dict[str, tuple[Submission, str]] = {}
         self.ended_at_start = 0
         self.bursts: list[dict[str, Any]] = []
-        self.heap = HeapSampler(self.rm)
+        self.metrics = MetricsSampler(self.rm)
 
     def submission(self, i: int) -> Submission:
         tagged = self.rng.random() < self.args.tagged_share
@@ -192,7 +215,7 @@ class Soaker:
 
     def start(self) -> None:
         self.ended_at_start = ended(self.rm)
-        self.heap.start()
+        self.metrics.start()
 
     def burst(self) -> dict[str, Any]:
         """One burst of ``--burst`` applications; its figures (appended to ``bursts``)."""
@@ -202,26 +225,25 @@ class Soaker:
             time.sleep(0.2)
         clean = self.not_ended() == 0
         subs = [self.submission(i) for i in range(n0, n0 + self.args.burst)]
-        timers0 = fresh_scheduler_metrics(self.rm)
+        timers0 = self.metrics.next_refresh()
         ended0, started = ended(self.rm), time.monotonic()
         reports = _submit_all(self.rm, subs, self.args.in_flight, lambda: ended(self.rm) - ended0, started + timeout)
         while ended(self.rm) - ended0 < len(reports) and time.monotonic() < started + timeout:
             time.sleep(0.1)
         seconds = time.monotonic() - started
-        done, timers1 = ended(self.rm) - ended0, fresh_scheduler_metrics(self.rm)
+        done, timers1 = ended(self.rm) - ended0, self.metrics.next_refresh()
         self.submitted.update({s.name: (s, reports[s.name]) for s in subs if s.name in reports})
         calls = timer_deltas(timers0, timers1)
         figures = {"submitted": len(reports), "ended": done, "seconds": round(seconds, 2), "apps_per_s": round(done / seconds, 3),
                    "node_updates": calls["NodeUpdate"], "allocates": calls["Allocate"], "commits": calls["CommitSuccess"],
                    "clean_start": clean, "node_heartbeat_interval_ms_p50": timers1.get("SchedulerNodeHBInterval50thPercentileTime"),
-                   "node_heartbeat_interval_ms_p99": timers1.get("SchedulerNodeHBInterval99thPercentileTime"),
-                   **{f"{t}_avg_us": round(float(timers1.get(f"{t}AvgTime", 0.0)) / 1e3, 1) for t in TIMERS}}
+                   "node_heartbeat_interval_ms_p99": timers1.get("SchedulerNodeHBInterval99thPercentileTime")}
         self.bursts.append(figures)
         return figures
 
     def summary(self) -> dict[str, Any]:
-        self.heap.stop.set()
-        self.heap.join()
+        self.metrics.stop.set()
+        self.metrics.join()
         b = self.bursts
         total = {k: sum(x[k] for x in b) for k in ("submitted", "ended", "node_updates", "allocates", "commits")}
         seconds = sum(x["seconds"] for x in b)
@@ -230,11 +252,11 @@ class Soaker:
             **total, "seconds": round(seconds, 1), "apps_per_s": round(total["ended"] / seconds, 3) if seconds else None,
             "apps_per_s_per_burst": spread([x["apps_per_s"] for x in b]),
             "commits_per_node_update": round(total["commits"] / total["node_updates"], 4) if total["node_updates"] else None,
-            **{f"{t}_avg_us_median": spread([x[f"{t}_avg_us"] for x in b if x[f"{t}_avg_us"] > 0])["median"] for t in TIMERS},
+            **{f"{t}_avg_us": self.metrics.mean_us(t) for t in TIMERS},
             **{f"node_heartbeat_interval_ms_{p}_median": spread([x[f"node_heartbeat_interval_ms_{p}"] for x in b])["median"]
                for p in ("p50", "p99")},
             "bursts_not_clean": sum(1 for x in b if not x["clean_start"]),
-            "heap_used_mb_peak": round(max(self.heap.samples, default=0.0), 1),
+            "heap_used_mb_peak": round(max(self.metrics.heap_mb, default=0.0), 1),
             "heap_used_mb_end": round(jmx(self.rm, MEMORY)["HeapMemoryUsage"]["used"] / 2**20, 1),
             "tagged": sum(1 for s, _ in self.submitted.values() if s.tags.racks),
             "tagged_am_in_rack_set_share": _in_rack_set(self.rm, self.description, self.submitted),
@@ -283,13 +305,17 @@ def run_rounds(soakers: dict[str, Soaker], args: argparse.Namespace) -> list[dic
         if time.monotonic() >= deadline:
             print(f"soak: --max-seconds reached after {r} rounds", file=sys.stderr)
             break
+        if args.together:
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                bursts = dict(zip(SCHEDULERS, pool.map(lambda s: soakers[s].burst(), SCHEDULERS)))
+        else:
+            bursts = {s: soakers[s].burst() for s in burst_order(r)}
         rates = {}
-        for scheduler in burst_order(r):
-            figures = soakers[scheduler].burst()
+        for scheduler, figures in bursts.items():
             rates[scheduler] = figures["apps_per_s"]
             print(f"soak: round {r + 1}/{args.rounds} {scheduler}: {figures['ended']}/{figures['submitted']} ended in "
                   f"{figures['seconds']} s, load {os.getloadavg()[0]:.1f}", file=sys.stderr)
-        rounds.append({"first": burst_order(r)[0], "stock_apps_per_s": rates["capacity"], "corral_apps_per_s": rates["corral"],
+        rounds.append({"first": "together" if args.together else burst_order(r)[0], "stock_apps_per_s": rates["capacity"], "corral_apps_per_s": rates["corral"],
                        "ratio": round_ratios([rates["capacity"]], [rates["corral"]])[0], "load_1min": round(os.getloadavg()[0], 2)})
     return rounds
 
@@ -300,11 +326,11 @@ def report(args: argparse.Namespace, rounds: list[dict[str, Any]], stock: dict[s
     per_heartbeat = (ratio(corral["commits_per_node_update"], stock["commits_per_node_update"])
                      if stock["commits_per_node_update"] and corral["commits_per_node_update"] is not None else None)
     return {
-        "benchmark": "soak", "design": "two clusters at once, alternating bursts", "apps": stock["ended"] + corral["ended"],
+        "benchmark": "soak", "design": "two clusters at once, " + ("simultaneous bursts" if args.together else "alternating bursts"), "apps": stock["ended"] + corral["ended"],
         "throughput_ratio_corral_vs_stock": ratios["median"], "throughput_ratio_spread": ratios,
         "round_ratios": [None if r["ratio"] is None else round(r["ratio"], 3) for r in rounds],
         "commits_per_node_update_ratio_corral_vs_stock": None if per_heartbeat is None else round(per_heartbeat, 3),
-        **{f"{t}_avg_ratio_corral_vs_stock": (round(x, 3) if (x := ratio(corral[f"{t}_avg_us_median"] or 0, stock[f"{t}_avg_us_median"] or 0))
+        **{f"{t}_avg_ratio_corral_vs_stock": (round(x, 3) if (x := ratio(corral[f"{t}_avg_us"] or 0, stock[f"{t}_avg_us"] or 0))
                                               is not None else None) for t in TIMERS},
         "rounds": len(rounds), "rounds_asked": args.rounds, "burst_apps": args.burst, "burst_timeout_s": args.burst_timeout,
         "in_flight": args.in_flight, "tagged_share": args.tagged_share, "cluster": f"{args.racks} racks x {args.nodes_per_rack} nodes",

@@ -58,6 +58,7 @@ def test_quick_sets_its_bounds(soak):
     args = soak.parse_args(["--quick", "--rounds", "50"])
     assert (args.rounds, args.burst, args.max_seconds) == (6, 40, 1200.0)
     assert soak.parse_args([]).rounds == 10
+    assert soak.parse_args(["--together"]).together and not soak.parse_args([]).together
 
 
 @pytest.mark.parametrize(("argv", "named"), [
@@ -78,3 +79,14 @@ def test_bad_arguments_exit_2_naming_the_field(soak, capsys, argv, named):
     assert exit_.value.code == 2
     err = capsys.readouterr()
     assert named in err.err and err.out == ""
+
+
+def test_timer_means_weigh_each_refresh_window_by_its_calls(soak):
+    timed = {t: [0.0, 0.0] for t in soak.TIMERS}
+    beans = [{"AllocateNumOps": 0, "AllocateAvgTime": 0.0},
+             {"AllocateNumOps": 1, "AllocateAvgTime": 4000.0},   # one call of 4 us
+             {"AllocateNumOps": 1, "AllocateAvgTime": 4000.0},   # no call: the stale mean is not counted again
+             {"AllocateNumOps": 4, "AllocateAvgTime": 1000.0}]   # three calls of 1 us on average
+    for before, after in zip(beans, beans[1:]):
+        soak.accumulate_timers(timed, before, after)
+    assert timed["Allocate"] == [7000.0, 4.0] and timed["NodeUpdate"] == [0.0, 0.0]
