@@ -50,6 +50,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from corral_yarn.cli.types import positive_float, positive_int, unit_interval
 from corral_yarn.cluster import Cluster
 from corral_yarn.cluster.rm import AmContainerSpec, ResourceManager, Submission
 from corral_yarn.cluster.tags import CorralTags
@@ -119,28 +120,22 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                              "(overrides --rounds, --burst, --max-seconds)")
     parser.add_argument("--together", action="store_true",
                         help="run each round's two bursts at the same time instead of one after the other")
-    parser.add_argument("--rounds", type=int, default=10, help="rounds, each one burst per scheduler (default 10)")
-    parser.add_argument("--burst", type=int, default=24, help="applications per burst (default 24)")
-    parser.add_argument("--burst-timeout", type=float, default=120.0, help="seconds a burst may last, at most (default 120)")
-    parser.add_argument("--max-seconds", type=float, default=1800.0,
+    parser.add_argument("--rounds", type=positive_int, default=10, help="rounds, each one burst per scheduler (default 10)")
+    parser.add_argument("--burst", type=positive_int, default=24, help="applications per burst (default 24)")
+    parser.add_argument("--burst-timeout", type=positive_float, default=120.0, help="seconds a burst may last, at most (default 120)")
+    parser.add_argument("--max-seconds", type=positive_float, default=1800.0,
                         help="seconds for all rounds, at most; no round starts after (default 1800)")
-    parser.add_argument("--in-flight", type=int, default=12, help="applications not yet ended the client keeps (default 12)")
-    parser.add_argument("--tagged-share", type=float, default=0.5, help="share of applications with a rack set (default 0.5)")
+    parser.add_argument("--in-flight", type=positive_int, default=12, help="applications not yet ended the client keeps (default 12)")
+    parser.add_argument("--tagged-share", type=unit_interval(closed=True), default=0.5, help="share of applications with a rack set (default 0.5)")
     parser.add_argument("--racks", type=int, default=3, help="racks of each cluster (default 3)")
-    parser.add_argument("--nodes-per-rack", type=int, default=1, help="workers per rack of each cluster (default 1)")
-    parser.add_argument("--start-timeout", type=float, default=900.0, help="seconds to wait for the clusters to start (default 900)")
+    parser.add_argument("--nodes-per-rack", type=positive_int, default=1, help="workers per rack of each cluster (default 1)")
+    parser.add_argument("--start-timeout", type=positive_float, default=900.0, help="seconds to wait for the clusters to start (default 900)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.quick:
         args.rounds, args.burst, args.max_seconds = QUICK["rounds"], QUICK["burst"], QUICK["max_seconds"]
-    for name, least in (("rounds", 1), ("burst", 1), ("in_flight", 1), ("racks", 2), ("nodes_per_rack", 1)):
-        if getattr(args, name) < least:
-            parser.error(f"--{name.replace('_', '-')} must be at least {least}, got {getattr(args, name)}")
-    for name in ("burst_timeout", "max_seconds", "start_timeout"):
-        if not getattr(args, name) > 0:
-            parser.error(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
-    if not 0.0 <= args.tagged_share <= 1.0:
-        parser.error(f"--tagged-share must be between 0 and 1, got {args.tagged_share}")
+    if args.racks < 2:
+        parser.error(f"--racks must be at least 2 (a rack set and others), got {args.racks}")
     return args
 
 
