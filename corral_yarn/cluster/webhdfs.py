@@ -98,27 +98,16 @@ class WebHdfs:
         """Create ``hdfs_path`` holding ``data`` unless it exists: True if this call created it. Atomic at the
         NameNode (a CREATE with overwrite=false: of two writers, the second is refused, with
         FileAlreadyExistsException, or AlreadyBeingCreatedException while the first still writes it)."""
-        try:
-            self.client.write(hdfs_path, data, overwrite=False)
-        except HdfsError as exc:
-            if exc.exception in EXISTS:
-                return False
-            raise _cluster_error(exc, f"create {hdfs_path}") from None
-        except requests.RequestException as exc:
-            raise _cluster_error(exc, f"create {hdfs_path}") from None
-        return True
+        return _sealed(f"create {hdfs_path}", self._written, hdfs_path, data, overwrite=False, refused=EXISTS, instead=False)
 
     def replace(self, hdfs_path: str, data: bytes) -> bool:
         """Create or overwrite ``hdfs_path`` with ``data`` in one NameNode operation (CREATE with overwrite=true: the
         path is never absent); False if another writer is creating it at this moment (AlreadyBeingCreatedException)."""
-        try:
-            self.client.write(hdfs_path, data, overwrite=True)
-        except HdfsError as exc:
-            if exc.exception == "AlreadyBeingCreatedException":
-                return False
-            raise _cluster_error(exc, f"overwrite {hdfs_path}") from None
-        except requests.RequestException as exc:
-            raise _cluster_error(exc, f"overwrite {hdfs_path}") from None
+        return _sealed(f"overwrite {hdfs_path}", self._written, hdfs_path, data, overwrite=True,
+                       refused=("AlreadyBeingCreatedException",), instead=False)
+
+    def _written(self, hdfs_path: str, data: bytes, overwrite: bool) -> bool:
+        self.client.write(hdfs_path, data, overwrite=overwrite)
         return True
 
     def read_with_id(self, hdfs_path: str) -> tuple[int, int, bytes] | None:
@@ -127,27 +116,18 @@ class WebHdfs:
         status = self.status(hdfs_path, strict=False)
         if status is None:
             return None
-        try:
-            with self.client.read(_inode_path(int(status["fileId"]))) as reader:
-                return int(status["fileId"]), int(status["modificationTime"]), reader.read()
-        except HdfsError as exc:
-            if exc.exception == "FileNotFoundException":  # replaced or deleted since its status was read
-                return None
-            raise _cluster_error(exc, f"read {hdfs_path}") from None
-        except requests.RequestException as exc:
-            raise _cluster_error(exc, f"read {hdfs_path}") from None
+        content = _sealed(f"read {hdfs_path}", self._content, _inode_path(int(status["fileId"])),
+                          refused=("FileNotFoundException",), instead=None)  # not found: replaced or deleted since its status was read
+        return None if content is None else (int(status["fileId"]), int(status["modificationTime"]), content)
+
+    def _content(self, hdfs_path: str) -> bytes:
+        with self.client.read(hdfs_path) as reader:
+            return bytes(reader.read())
 
     def delete_id(self, file_id: int) -> bool:
         """Delete exactly the file with this inode id (``/.reserved/.inodes/<id>``): False if it is gone, so a
         file replaced since it was read is never deleted by mistake."""
-        try:
-            return bool(self.client.delete(_inode_path(file_id)))
-        except HdfsError as exc:
-            if exc.exception == "FileNotFoundException":
-                return False
-            raise _cluster_error(exc, f"delete inode {file_id}") from None
-        except requests.RequestException as exc:
-            raise _cluster_error(exc, f"delete inode {file_id}") from None
+        return bool(_sealed(f"delete inode {file_id}", self.client.delete, _inode_path(file_id), refused=("FileNotFoundException",), instead=False))
 
     def delegation_token(self, renewer: str) -> str:
         """A delegation token of the NameNode (its ``urlString``) that ``renewer`` may renew (needs Kerberos)."""
@@ -207,11 +187,16 @@ def _with_netloc(url: str, netloc: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
-def _sealed(what: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """``call(*args, **kwargs)`` with HdfsCLI's and requests' errors as the project's."""
+def _sealed(what: str, call: Callable[..., T], *args: Any, refused: Iterable[str] = (), instead: Any = None, **kwargs: Any) -> T:
+    """``call(*args, **kwargs)`` with HdfsCLI's and requests' errors as the project's; ``instead`` when the
+    NameNode refuses it with one of the Hadoop exceptions ``refused`` (an expected outcome, not an error)."""
     try:
         return call(*args, **kwargs)
-    except (HdfsError, requests.RequestException) as exc:
+    except HdfsError as exc:
+        if getattr(exc, "exception", None) in refused:
+            return instead  # type: ignore[no-any-return]
+        raise _cluster_error(exc, what) from None
+    except requests.RequestException as exc:
         raise _cluster_error(exc, what) from None
 
 
