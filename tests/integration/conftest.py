@@ -33,19 +33,27 @@ def fault_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str
     yield from _session_cluster(tmp_path_factory, "CORRAL_FAULT_CLUSTER_JSON", "fault-cluster")
 
 
-def _session_cluster(tmp_path_factory: pytest.TempPathFactory, reuse_env: str, name: str) -> Iterator[dict[str, Any]]:
-    """A cluster started for the session and stopped after it, or the one whose description ``reuse_env`` names (left running)."""
+@pytest.fixture(scope="module")
+def secure_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """A secure 3-rack x 2-node cluster (docs/minicluster.md, "Secure mode") for the module that asks for it,
+    stopped after it; reuse one started by hand (``start --secure``) with ``CORRAL_SECURE_CLUSTER_JSON``."""
+    yield from _session_cluster(tmp_path_factory, "CORRAL_SECURE_CLUSTER_JSON", "secure", secure=True, timeout_s=600)
+
+
+def _session_cluster(tmp_path_factory: pytest.TempPathFactory, reuse_env: str, name: str, **options: Any) -> Iterator[dict[str, Any]]:
+    """A cluster started for the fixture's scope and stopped after it (``options`` as StartOptions'), or the one
+    whose description ``reuse_env`` names (left running)."""
     existing = os.environ.get(reuse_env)
     if existing:
         yield load_description(Path(existing))
         return
     # exit_with: the cluster also stops if this pytest process dies without running the teardown.
-    options = StartOptions(base_dir=tmp_path_factory.mktemp(name), exit_with=os.getpid())
-    description = start_cluster(options)
+    start = StartOptions(base_dir=tmp_path_factory.mktemp(name), exit_with=os.getpid(), **options)
+    description = start_cluster(start)
     try:
         yield description
     finally:
-        stop_cluster(options.description_path)
+        stop_cluster(start.description_path)
 
 
 class Faults:

@@ -9,7 +9,6 @@ import os
 import random
 import subprocess
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -20,26 +19,11 @@ import requests
 from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.connect import Endpoints
 from corral_yarn.cluster.history import job_id_of
-from corral_yarn.cluster.kerberos import KerberosConfig, KerberosError
+from corral_yarn.cluster.kerberos import KerberosError
 from corral_yarn.cluster.mapreduce import MapReduceJob
-from corral_yarn.minicluster import StartOptions, load_description, start_cluster, stop_cluster
 
 pytestmark = pytest.mark.integration
 BLOCK = 65536
-
-
-@pytest.fixture(scope="module")
-def secure(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """A secure 3-rack x 2-node cluster (or the one ``CORRAL_SECURE_CLUSTER_JSON`` describes, left running)."""
-    if existing := os.environ.get("CORRAL_SECURE_CLUSTER_JSON"):
-        yield load_description(Path(existing))
-        return
-    options = StartOptions(base_dir=tmp_path_factory.mktemp("secure"), exit_with=os.getpid(), secure=True, timeout_s=600)
-    description = start_cluster(options)
-    try:
-        yield description
-    finally:
-        stop_cluster(options.description_path)
 
 
 def with_kerberos(description: dict[str, Any], **kerberos: str) -> Cluster:
@@ -47,30 +31,30 @@ def with_kerberos(description: dict[str, Any], **kerberos: str) -> Cluster:
     return Cluster(endpoints, progress=False, timeout_s=120)
 
 
-def test_the_description_names_realm_kdc_and_client_identity(secure: dict[str, Any]) -> None:
-    kerberos = secure["kerberos"]
+def test_the_description_names_realm_kdc_and_client_identity(secure_cluster: dict[str, Any]) -> None:
+    kerberos = secure_cluster["kerberos"]
     assert kerberos["realm"] == "CORRAL.TEST" and kerberos["principal"] == "corral@CORRAL.TEST"
     assert os.path.isfile(kerberos["keytab"]) and "dns_canonicalize_hostname = false" in open(kerberos["krb5_conf"]).read()
 
 
-def test_clients_are_told_to_authenticate_data_transfer(secure: dict[str, Any]) -> None:
+def test_clients_are_told_to_authenticate_data_transfer(secure_cluster: dict[str, Any]) -> None:
     # the DataNodes refuse a block read or write without the SASL handshake; the upload and the job below
     # (containers, the NodeManager's localizer, the DataNodes' WebHDFS) all pass through it
-    site = ElementTree.parse(Path(secure["conf_dir"]) / "hdfs-site.xml").getroot()
+    site = ElementTree.parse(Path(secure_cluster["conf_dir"]) / "hdfs-site.xml").getroot()
     settings = {p.findtext("name"): p.findtext("value") for p in site.iter("property")}
     assert settings["dfs.data.transfer.protection"] == "authentication"
 
 
-def test_requests_without_kerberos_are_refused(secure: dict[str, Any]) -> None:
-    for url in (f"{secure['webhdfs']}/webhdfs/v1/?op=GETFILESTATUS", f"{secure['resourcemanager']}/ws/v1/cluster/apps",
-                f"{secure['jobhistory']}/ws/v1/history/info"):
+def test_requests_without_kerberos_are_refused(secure_cluster: dict[str, Any]) -> None:
+    for url in (f"{secure_cluster['webhdfs']}/webhdfs/v1/?op=GETFILESTATUS", f"{secure_cluster['resourcemanager']}/ws/v1/cluster/apps",
+                f"{secure_cluster['jobhistory']}/ws/v1/history/info"):
         assert requests.get(url, params={"user.name": "corral"}, timeout=60).status_code == 401, url
 
 
 @pytest.fixture(scope="module")
-def wordcount(secure: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def wordcount(secure_cluster: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Upload -> submit -> wait: a map-only wordcount whose input and containers are in rack B (R_j)."""
-    cluster = Cluster.from_description(secure, progress=False, timeout_s=120)
+    cluster = Cluster.from_description(secure_cluster, progress=False, timeout_s=120)
     topology = cluster.topology()
     racks = [topology.racks[1]]
     run = random.Random().randrange(10**6)
@@ -80,7 +64,7 @@ def wordcount(secure: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) 
     cluster.uploader(topology).upload(local, f"/secure/{run}/in/data.txt", racks, block_bytes=BLOCK)
     # map-only: a secure ShuffleHandler opens map outputs with SecureIOUtils, which needs Hadoop's native
     # library, not on Maven Central (docs/minicluster.md, "Secure mode")
-    job = MapReduceJob(name="wc", jar=secure["examples_jar"], program="wordcount", inputs=[f"/secure/{run}/in"],
+    job = MapReduceJob(name="wc", jar=secure_cluster["examples_jar"], program="wordcount", inputs=[f"/secure/{run}/in"],
                        output=f"/secure/{run}/out", reduces=0)
     app = cluster.mapreduce().submit(job, CorralTags(f"secure-{run}", "wc", tuple(racks)), priority=4)
     final = cluster.rm.wait(app.app_id, timeout_s=900)
@@ -112,19 +96,19 @@ def test_the_output_counts_every_word(wordcount: dict[str, Any]) -> None:
     assert counted == Counter(wordcount["words"])
 
 
-def test_a_ticket_cache_filled_by_kinit_authenticates(secure: dict[str, Any], tmp_path: Any) -> None:
-    kerberos, ccache = secure["kerberos"], f"FILE:{tmp_path / 'krb5cc'}"
+def test_a_ticket_cache_filled_by_kinit_authenticates(secure_cluster: dict[str, Any], tmp_path: Any) -> None:
+    kerberos, ccache = secure_cluster["kerberos"], f"FILE:{tmp_path / 'krb5cc'}"
     subprocess.run(["kinit", "-k", "-t", kerberos["keytab"], "-c", ccache, kerberos["principal"]], check=True, timeout=60,
                    env={**os.environ, "KRB5_CONFIG": kerberos["krb5_conf"]})
-    assert with_kerberos(secure, ccache=ccache).rm.user() == "corral"
+    assert with_kerberos(secure_cluster, ccache=ccache).rm.user() == "corral"
 
 
-def test_a_keytab_without_the_principal_is_a_clear_error(secure: dict[str, Any]) -> None:
-    cluster = with_kerberos(secure, principal="someone-else@CORRAL.TEST", keytab=secure["kerberos"]["keytab"])
+def test_a_keytab_without_the_principal_is_a_clear_error(secure_cluster: dict[str, Any]) -> None:
+    cluster = with_kerberos(secure_cluster, principal="someone-else@CORRAL.TEST", keytab=secure_cluster["kerberos"]["keytab"])
     with pytest.raises(KerberosError, match="someone-else@CORRAL.TEST.*keytab"):
         cluster.rm.cluster_info()
 
 
-def test_an_empty_ticket_cache_is_a_clear_error(secure: dict[str, Any], tmp_path: Any) -> None:
+def test_an_empty_ticket_cache_is_a_clear_error(secure_cluster: dict[str, Any], tmp_path: Any) -> None:
     with pytest.raises(KerberosError, match="no Kerberos ticket"):
-        with_kerberos(secure, ccache=f"FILE:{tmp_path / 'none'}").rm.cluster_info()
+        with_kerberos(secure_cluster, ccache=f"FILE:{tmp_path / 'none'}").rm.cluster_info()
