@@ -94,3 +94,21 @@ def test_with_a_clear_speed_gap_the_hetero_plan_wins_in_its_model_and_in_the_sim
     run = {label: simulate(cluster, workload, RunSpec("corral", scenario="batch", seed=seed), plan=p).summary.makespan_s
            for label, p in (("hetero", aware), ("identical", blind))}
     assert run["hetero"] <= run["identical"]
+
+
+def test_the_fitted_spec_as_corral_model_fit_writes_it_feeds_the_planner() -> None:
+    cluster = startup_cluster().model_copy(update={"model": MRCutePlus()})
+    observed = []
+    for k, job in enumerate(w1_like(24, seed=5).jobs):
+        c = ("slow", "fast")[k % 2]
+        base, waves = plus_terms(job.stages[0], cluster, 1, MRCutePlus())
+        observed.append(ObservedRun(str(k), job.name, job.stages[0], 1, float(0.9 * base + 2.0 * waves + {"slow": 40.0, "fast": 8.0}[c]), (c,)))
+    spec = ClusterSpec.model_validate_json(fit_cluster(observed, cluster).model_dump_json())  # the file `corral plan --cluster` reads
+    slow = spec.node_classes["slow"]
+    without = spec.model_copy(update={"node_classes": {**spec.node_classes, "slow": slow.model_copy(update={"job_startup_s": 0.0})}})
+    planned, baseline = (build_plan(w1_like(6, seed=1), s, "batch") for s in (spec, without))
+    slow_racks = {r.name for r in spec.racks if r.node_class == "slow"}
+    for job, other in zip(planned.jobs, baseline.jobs):
+        assert job.racks == other.racks
+        share = len(slow_racks & set(job.racks)) / len(job.racks)  # the start-up counts at its mean over R_j
+        assert job.predicted_duration_s - other.predicted_duration_s == pytest.approx(share * slow.job_startup_s)
