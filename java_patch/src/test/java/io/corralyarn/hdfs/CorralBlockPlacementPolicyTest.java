@@ -108,8 +108,31 @@ class CorralBlockPlacementPolicyTest {
     return racks;
   }
 
+  /**
+   * Waits until every DataNode is a fair candidate again: none stale or decommissioning, and all with
+   * the same load (active transfers plus blocks scheduled), which the policy's two-choice draw
+   * compares. Other tests' writes, decommissions and silenced heartbeats (JUnit runs them in any
+   * order) otherwise leave one node of a rack preferred for a while.
+   */
+  private static void awaitFairCandidates() throws InterruptedException {
+    long deadline = System.currentTimeMillis() + 60_000;
+    while (true) {
+      BlockManagerTestUtil.checkHeartbeat(cluster.getNamesystem().getBlockManager());
+      List<DatanodeDescriptor> nodes = liveNodes();
+      boolean fair = nodes.size() == RACKS.length && datanodes().getNumStaleNodes() == 0
+          && nodes.stream().allMatch(DatanodeInfo::isInService)
+          && nodes.stream().mapToInt(n -> n.getXceiverCount() + n.getBlocksScheduled()).distinct().count() == 1;
+      if (fair) {
+        return;
+      }
+      assertTrue(System.currentTimeMillis() < deadline, "the DataNodes never settled to equal, in-service candidates");
+      Thread.sleep(200);
+    }
+  }
+
   @Test
-  void dataNodeWriterGetsOneReplicaInItsRackAndTheOthersOnDistinctRacks() {
+  void dataNodeWriterGetsOneReplicaInItsRackAndTheOthersOnDistinctRacks() throws InterruptedException {
+    awaitFairCandidates();
     for (DatanodeDescriptor writer : liveNodes()) {
       Map<String, Integer> firstReplicaNodes = new HashMap<>();
       for (int i = 0; i < TRIALS; i++) {
@@ -224,7 +247,7 @@ class CorralBlockPlacementPolicyTest {
     }
   }
 
-  /** Runs last among the state-changing checks: it decommissions one node and stales another. */
+  /** Decommissions one node and stales another, and gives both back when it ends. */
   @Test
   void decommissioningAndStaleNodesAreNotChosen() throws Exception {
     List<DatanodeDescriptor> nodes = liveNodes();
