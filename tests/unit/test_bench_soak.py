@@ -58,7 +58,7 @@ def test_quick_sets_its_bounds(soak):
     args = soak.parse_args(["--quick", "--rounds", "50"])
     assert (args.rounds, args.burst, args.max_seconds) == (6, 40, 1200.0)
     assert soak.parse_args([]).rounds == 10
-    assert soak.parse_args(["--together"]).together and not soak.parse_args([]).together
+    assert soak.parse_args([]).together and not soak.parse_args(["--alternate"]).together
 
 
 @pytest.mark.parametrize(("argv", "named"), [
