@@ -49,6 +49,7 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,7 @@ import numpy as np
 
 from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.history import job_id_of
+from corral_yarn.cluster.rest import Retry
 from corral_yarn.kwiken.speculation import SPECULATIVE, SpeculationSettings, apportion, budget_matching, expected_spend, plan_speculation
 from corral_yarn.minicluster import StartOptions, load_description, start_cluster, stop_cluster
 from corral_yarn.pipeline.catalog import RecurringJob
@@ -69,6 +71,7 @@ CGROUP_ROOT = Path("/sys/fs/cgroup/cpu")
 PERIOD_US = 100_000
 AM_CONTAINER = re.compile(rb"(?:^|\0)CONTAINER_ID=container_\w+?_000001\0")  # an attempt's first container runs MRAppMaster
 BLOCK = 1 << 20
+UPLOAD_RETRY = Retry(attempts=4, backoff_s=10.0)  # a whole input upload again (it is atomic) while WebHDFS does not answer under load
 WORDS = [f"w{k:04d}" for k in range(2000)]
 # (key, program, maps, reduces): the recurring jobs; one input block per map
 JOBS = [("wc-big", "wordcount", 8, 3), ("sort-mid", "sort", 6, 3), ("grep-mid", "grep", 6, 1), ("wc-small", "wordcount", 4, 1)]
@@ -150,7 +153,8 @@ class Bench:
             local = self.work / key
             local.mkdir(parents=True, exist_ok=True)
             (local / "part-0").write_text(_text(rng, maps * BLOCK - 4096, program))
-            uploader.upload(local, self._input(key), list(self.racks), block_bytes=BLOCK)
+            UPLOAD_RETRY.call(f"upload {key}'s input",
+                              partial(uploader.upload, local, self._input(key), list(self.racks), block_bytes=BLOCK, overwrite=True))
 
     def _input(self, key: str) -> str:
         return f"/bench-kwiken/{self.nonce}/{key}/in"
@@ -183,6 +187,20 @@ class Bench:
     def ingest(self, store: HistoryStore, runs: list[dict[str, Any]]) -> IngestReport:
         source = history_source(self.cluster)
         return store.append([source.run(r["job_id"]) for r in runs])
+
+
+class Progress:
+    """One line per finished round on stderr: which, how long it took, and the time left at the mean pace so far."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.done, self.start = total, 0, time.monotonic()
+
+    def round_done(self, label: str, started: float) -> None:
+        self.done += 1
+        now = time.monotonic()
+        left = (now - self.start) / self.done * (self.total - self.done)
+        log.info("progress: round %d of %d (%s) took %.0f s; %.0f s since the first round, about %.0f s left",
+                 self.done, self.total, label, now - started, now - self.start, left)
 
 
 def _same(shown: str | None, given: str) -> bool:
@@ -264,10 +282,13 @@ def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: in
     by: dict[str, list[dict[str, Any]]] = {a: [] for a in ["history", *arms]}
     per_round: list[dict[str, Any]] = []
     settings: SpeculationSettings | None = None
+    progress = Progress(history_rounds + rounds * len(arms))
     with SlowNode(slow, marker, quota) as node:
         for k in range(history_rounds):
+            started = time.monotonic()
             by["history"] += (runs := bench.round("history", k, {key: OFF for key in bench.jobs}))
             log.info("history round %d: %s", k, bench.ingest(store, runs).summary())
+            progress.round_done(f"history {k}", started)
         for k in range(rounds):
             entry: dict[str, Any] = {"round": k, "order": arm_order(arms, k)}
             for arm in entry["order"]:
@@ -281,6 +302,7 @@ def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: in
                 entry[arm] = {"extra_container_s": summary(runs)["extra_container_s"], "extra_fraction": summary(runs)["extra_fraction"],
                               "max_jct_s": summary(runs)["max_jct_s"], "wall_s": round(time.monotonic() - started, 1)}
                 log.info("round %d %s: %s", k, arm, json.dumps(entry[arm]))
+                progress.round_done(f"{arm} {k}", started)
             per_round.append(entry)
         moved = len(node.moved)
     s = {c: summary(r) for c, r in by.items()}

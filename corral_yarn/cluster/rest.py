@@ -16,8 +16,11 @@ the policy's ``kerberos`` names the identity, and Hadoop's pseudo authentication
 from __future__ import annotations
 
 import json
+import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import requests
 import urllib3
@@ -25,6 +28,9 @@ from requests.adapters import HTTPAdapter
 
 from corral_yarn.cluster.errors import ClusterError, MalformedResponseError, RemoteError, UnreachableError
 from corral_yarn.cluster.kerberos import KerberosConfig, Spnego
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,19 @@ class Retry:
         elif user:
             session.params = {"user.name": user}
         return session
+
+    def call(self, what: str, operation: Callable[[], T]) -> T:
+        """Run a whole ``operation`` that can be started over (e.g. an atomic upload) up to ``attempts`` times
+        while it ends in an UnreachableError (a service too loaded to answer in time), waiting backoff_s x 2^k
+        after its k-th failure (k from 0); the last UnreachableError is raised. Any other error is not retried."""
+        for k in range(self.attempts - 1):
+            try:
+                return operation()
+            except UnreachableError as exc:
+                pause = self.backoff_s * 2 ** k
+                log.warning("%s: %s; trying again in %.1f s (try %d of %d)", what, exc, pause, k + 2, self.attempts)
+                time.sleep(pause)
+        return operation()
 
 
 class RestClient:

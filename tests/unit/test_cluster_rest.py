@@ -234,3 +234,31 @@ def test_an_active_rm_that_does_not_know_the_application_is_a_remote_error(servi
     service.on("GET", "/ws/v1/cluster/info", ACTIVE)
     with pytest.raises(RemoteError, match="HTTP 404"):
         ResourceManager(service.url, retry=NO_WAIT).application("application_1_0009")
+
+
+def test_call_starts_an_operation_over_while_it_is_unreachable_then_gives_up() -> None:
+    tries: list[int] = []
+
+    def flaky() -> str:
+        tries.append(1)
+        if len(tries) < 3:
+            raise UnreachableError("NameNode did not answer")
+        return "done"
+
+    assert NO_WAIT.call("upload", flaky) == "done" and len(tries) == 3
+    tries.clear()
+    with pytest.raises(UnreachableError):
+        Retry(attempts=2, backoff_s=0.0).call("upload", flaky)
+    assert len(tries) == 2
+
+
+def test_call_does_not_retry_other_errors() -> None:
+    tries: list[int] = []
+
+    def refused() -> None:
+        tries.append(1)
+        raise RemoteError("NameNode", 403, "permission denied")
+
+    with pytest.raises(RemoteError):
+        NO_WAIT.call("upload", refused)
+    assert len(tries) == 1
