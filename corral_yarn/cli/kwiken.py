@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from corral_yarn.cli.types import positive_int, unit_interval
+from corral_yarn.cli.types import non_negative_float, positive_int, unit_interval
 from corral_yarn.errors import InputError
 from corral_yarn.io import load, save, to_json, write_atomic
 from corral_yarn.kwiken import synthetic
@@ -70,14 +70,15 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _yarn_plan(args: argparse.Namespace) -> int:
-    settings = plan_from_store(args.history, args.budget, args.job or (), args.seed)
+    settings = plan_from_store(args.history, args.budget, args.job or (), args.seed, args.match_extra_container_s)
     save(settings, args.out)
     if args.json:
         print(to_json(settings))
         return 0
     print(f"speculation settings for {len(settings.jobs)} recurring jobs from {settings.runs} runs: budget {settings.budget:.2%} "
           f"extra task container-seconds (expected {settings.planned_extra_fraction:.2%}; SumVar's budget "
-          f"{settings.sumvar_budget:.2%} of {settings.container_seconds:.4g} container-seconds per run of every job, planned {settings.planned_cost:.2%})")
+          f"{settings.sumvar_budget:.2%} of {settings.container_seconds:.4g} container-seconds per run of every job, planned {settings.planned_cost:.2%}); "
+          f"expected extra container-seconds per run of every job {settings.expected_extra_container_s:.4g}")
     print(f"{'stage':<32} {'tasks':>5} {'samples':>7} {'r_s':>7} {'T_s (s)':>8} {'cost':>7} {'Var (s2)':>10} {'planned':>10}")
     for job in settings.jobs:
         for s in job.stages:
@@ -117,8 +118,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     yarn = commands.add_parser("yarn-plan", help="apportion a budget of speculative copies over the recurring MapReduce jobs' map and "
                                                  "reduce stages from the history store; write their per-job speculation settings")
     yarn.add_argument("--history", required=True, type=Path, metavar="DIR", help="the history store (corral history ingest)")
-    yarn.add_argument("--budget", required=True, type=unit_interval(closed=True),
-                      help="B: container-seconds of task attempts that do not succeed, a fraction in [0, 1] of the jobs' without copies")
+    budget = yarn.add_mutually_exclusive_group(required=True)
+    budget.add_argument("--budget", type=unit_interval(closed=True),
+                        help="B: container-seconds of task attempts that do not succeed, a fraction in [0, 1] of the jobs' without copies")
+    budget.add_argument("--match-extra-container-s", type=non_negative_float, metavar="S",
+                        help="instead of --budget: the B whose copies are expected to spend S extra container-seconds per run of every "
+                             "planned job, another policy's measured spend (e.g. default speculation's)")
     yarn.add_argument("--job", action="append", metavar="KEY", help="plan only this recurring key (repeatable; default: every job with task samples)")
     yarn.add_argument("--seed", type=int, default=0, help="random seed of the offline resampling (default 0)")
     yarn.add_argument("--out", required=True, type=Path, metavar="FILE",

@@ -13,7 +13,7 @@ import numpy as np
 from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.errors import InputError
 from corral_yarn.io import load
-from corral_yarn.kwiken.speculation import SpeculationSettings, TaskStage, TaskType, plan_speculation
+from corral_yarn.kwiken.speculation import SpeculationSettings, TaskStage, TaskType, budget_matching, plan_speculation
 from estimator.records import SUCCEEDED, JobRun
 from estimator.store import HistoryStore
 
@@ -44,13 +44,20 @@ def _type(name: str) -> TaskType:
     return "map" if name == "map" else "reduce"
 
 
-def plan_from_store(store: Path, budget: float, keys: Sequence[str] = (), seed: int = 0) -> SpeculationSettings:
-    """Kwiken's speculation settings for the recurring jobs of the history store at ``store``."""
+def plan_from_store(store: Path, budget: float | None, keys: Sequence[str] = (), seed: int = 0,
+                    extra_container_s: float | None = None) -> SpeculationSettings:
+    """Kwiken's speculation settings for the recurring jobs of the history store at ``store``, at the budget B
+    ``budget``, or (``budget`` None) at the B expected to spend ``extra_container_s`` per run of every job,
+    another policy's measured spend (``budget_matching``)."""
     if not store.is_dir():
         raise InputError(f"no history store at {store}", field="--history")
     stages, runs = task_stages(HistoryStore(store).runs(), keys)
     if not stages:
         raise InputError(f"the history store {store} has no successful MapReduce run with task samples", field="--history")
+    if budget is None:
+        if extra_container_s is None:
+            raise InputError("give a budget or the extra container-seconds to match", field="--budget")
+        budget = budget_matching(extra_container_s, stages)
     return plan_speculation(stages, budget, runs, seed)
 
 

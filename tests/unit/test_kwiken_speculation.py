@@ -184,7 +184,22 @@ def test_cli_yarn_plan_writes_the_settings_file(tmp_path: Path, capsys: pytest.C
     assert SpeculationSettings.model_validate(doc).properties("sort")["mapreduce.reduce.speculative"] == "false"
 
 
+def test_cli_yarn_plan_matches_another_policys_measured_extra_container_seconds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    HistoryStore(tmp_path / "store").append(_history(np.random.default_rng(1)))
+    out = tmp_path / "kwiken-yarn.json"
+    assert main(["kwiken", "yarn-plan", "--history", str(tmp_path / "store"), "--match-extra-container-s", "2.5", "--out", str(out)]) == 0
+    assert "expected extra container-seconds per run of every job" in capsys.readouterr().out
+    plan = SpeculationSettings.model_validate_json(out.read_text())
+    stages, _ = task_stages(HistoryStore(tmp_path / "store").runs())
+    assert plan.budget == pytest.approx(budget_matching(2.5, stages)) == pytest.approx(2.5 / plan.container_seconds)
+    assert 0 < plan.expected_extra_container_s <= 2.5 + 1e-9
+    assert main(["kwiken", "yarn-plan", "--history", str(tmp_path / "store"), "--match-extra-container-s", "1e9", "--out", str(out)]) == 0
+    assert SpeculationSettings.model_validate_json(out.read_text()).budget == 1.0  # more than the jobs' own seconds: B is clamped to 1
+
+
 @pytest.mark.parametrize("args, field", [
+    (["--match-extra-container-s", "-1"], "--match-extra-container-s"), (["--match-extra-container-s", "nan"], "--match-extra-container-s"),
+    (["--budget", "0.1", "--match-extra-container-s", "3"], "--match-extra-container-s"), ([], "--budget"),
     (["--budget", "1.5"], "--budget"), (["--budget", "x"], "--budget"), (["--budget", "0.1", "--job", "grep"], "--job"),
 ])
 def test_cli_yarn_plan_bad_input_is_exit_2_without_output(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], field: str) -> None:

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from corral_yarn.cli import main
 from corral_yarn.cluster import CorralTags
 from corral_yarn.cluster.history import TaskAttempt
 from corral_yarn.cluster.topology import Topology
@@ -26,11 +27,14 @@ from corral_yarn.pipeline.catalog import Catalog
 from corral_yarn.pipeline.connections import connection_env, endpoints_from
 from corral_yarn.pipeline.execution import PlannedRun, check_priorities, planned_runs, start_due
 from corral_yarn.pipeline.locality import attempt_racks, measure
+from corral_yarn.kwiken.speculation import ESTIMATOR, KWIKEN_ESTIMATOR, TIMEOUT_MS
 from corral_yarn.pipeline.planning import Published
 from corral_yarn.pipeline.settings import Period, PipelineSettings
 from corral_yarn.planner.build import build_plan
 from estimator.estimate import EstimateOptions, estimate
 from estimator.identity import strip_volatile
+from estimator.records import JobRun, TaskSample
+from estimator.store import HistoryStore
 
 SATURDAY = datetime(2026, 11, 21, tzinfo=UTC)
 DESCRIPTION = {"webhdfs": "http://127.0.0.1:40587", "resourcemanager": "http://127.0.0.1:34599", "jobhistory": "http://127.0.0.1:39883"}
@@ -148,6 +152,21 @@ def test_planned_runs_carry_kwikens_speculation_settings_of_their_recurring_key(
     settings.speculation.write_text(json.dumps({**doc, "budget": 2}))
     with pytest.raises(InputError, match="budget"):
         planned_runs(published, catalog, settings)
+
+
+def test_yarn_plan_matching_a_measured_spend_feeds_the_planned_runs_of_the_pipeline(tmp_path: Path) -> None:
+    published, catalog, settings = _published(tmp_path)
+    key = catalog.jobs[0].key
+    day = datetime(2026, 11, 1, tzinfo=UTC)
+    HistoryStore(tmp_path / "store").append([JobRun(
+        run_id=f"{key}-{d}", recurring_key=key, name=f"{key}-{d}", source="test", submit_time=day + timedelta(days=d),
+        map_tasks=6, reduce_tasks=1, map_task_samples=tuple(TaskSample(x, 1) for x in [1.0, 1.1, 0.9, 1.0, 1.2, 10.0]),
+        reduce_task_samples=(TaskSample(2.0, 1),)) for d in range(4)])
+    assert main(["kwiken", "yarn-plan", "--history", str(tmp_path / "store"), "--match-extra-container-s", "3",
+                 "--out", str(settings.speculation)]) == 0  # the file the pipeline reads: <home>/kwiken-yarn.json
+    speculation = {r.job.key: r.speculation for r in planned_runs(published, catalog, settings)[0]}[key]
+    assert speculation[ESTIMATOR] == KWIKEN_ESTIMATOR and float(speculation[TIMEOUT_MS["map"]]) > 0
+    assert speculation["mapreduce.map.speculative"] == "true" and speculation["mapreduce.reduce.speculative"] == "false"
 
 
 def test_a_plan_with_priorities_above_the_clusters_maximum_is_refused(tmp_path: Path) -> None:
