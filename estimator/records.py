@@ -26,12 +26,15 @@ class TaskSample:
     """One successful task attempt: its duration and the bytes it read (map) or wrote (reduce).
 
     For a reduce task ``seconds`` is the reduce phase only (Hadoop's elapsedReduceTime), because the
-    MRCute reduce term divides each task's output by B_reduce (thesis §3.1.2).
+    MRCute reduce term divides each task's output by B_reduce (thesis §3.1.2); ``container_seconds`` is
+    the whole attempt (elapsedTime: shuffle and sort included), what its container occupied, or None
+    where the source does not say (then taken as ``seconds``).
     """
 
     seconds: float
     bytes: int
     node: str | None = None
+    container_seconds: float | None = None
 
 
 @with_config(ConfigDict(extra="forbid"))  # validated as such by the CSV/JSON import: a typo is an error
@@ -73,7 +76,8 @@ class JobRun:
         return None not in (self.input_bytes, self.shuffle_bytes, self.output_bytes)
 
 
-_TASKS = pa.list_(pa.struct([("seconds", pa.float64()), ("bytes", pa.int64()), ("node", pa.string())]))
+_TASKS = pa.list_(pa.struct([("seconds", pa.float64()), ("bytes", pa.int64()), ("node", pa.string()),
+                              ("container_seconds", pa.float64())]))  # added to v1 later: older part files read it as None
 _TIME = pa.timestamp("ms", tz="UTC")
 SCHEMA = pa.schema(
     [

@@ -6,9 +6,10 @@ A stage is one task type of one recurring job: N tasks whose durations the histo
 when its slowest task does, so its latency is max_i X_i over N task durations drawn from its history,
 and a speculative copy launched at T (the (1 - r) quantile of task durations, as Kwiken's reissues,
 §3.2.2) makes a task take min(X, T + X'). V_s(r) is the variance of that maximum, by offline
-resampling. The cost c_s is the stage's container-seconds per run (N x mean task duration), which SumVar
-apportions (eq. 5.3). Its linear cost (a copy costs a mean task) is not what copies spend: a copy at T
-that loses runs X - T, one that wins leaves the original's T + X' behind, and only tasks past T are
+resampling. The cost c_s is the stage's container-seconds per run (N x mean task container duration, a
+reduce's shuffle and sort included), which SumVar apportions (eq. 5.3). Its linear cost (a copy costs a
+mean task) is not what copies spend: a copy at T that loses runs X - T, one that wins leaves the
+original's container behind (L + T + X', L its seconds before the timed part), and only tasks past T are
 copied. So the budget B is what a cluster measures, the container-seconds of attempts that did not
 succeed, as a fraction of the stages' container-seconds without copies, estimated by the same
 resampling (``copy_spend``), and SumVar's budget is the largest one whose allocation is estimated to
@@ -57,12 +58,20 @@ TIMEOUT_MS = {"map": "corral.kwiken.map.timeout-ms", "reduce": "corral.kwiken.re
 
 @dataclass(frozen=True)
 class TaskStage:
-    """One stage: a task type of a recurring job, its tasks per run and its tasks' past durations (s)."""
+    """One stage: a task type of a recurring job, its tasks per run and its tasks' past durations (s), timed as
+    Kwiken's estimator times them (a reduce from its reduce phase), and beside each the seconds its container
+    ran before that (a reduce's shuffle and sort; None: none, as a map)."""
 
     job: str
     type: TaskType
     tasks: int
     durations: NDArray[np.float64]
+    before: NDArray[np.float64] | None = None
+
+    @property
+    def lead(self) -> NDArray[np.float64]:
+        """Per duration, the container's seconds before the timed part."""
+        return np.zeros_like(self.durations, dtype=np.float64) if self.before is None else np.asarray(self.before, dtype=np.float64)
 
     @property
     def name(self) -> str:
@@ -75,8 +84,8 @@ class TaskStage:
 
     @property
     def container_seconds(self) -> float:
-        """c_s before normalising: the stage's task container-seconds per run."""
-        return self.tasks * float(self.durations.mean())
+        """c_s before normalising: the stage's task container-seconds per run (whole containers)."""
+        return self.tasks * float(self.durations.mean() + self.lead.mean())
 
 
 def makespan_curve(stage: TaskStage, rng: np.random.Generator, points: int = CURVE_POINTS, draws: int = DRAWS) -> VarianceCurve:
@@ -103,14 +112,17 @@ def copy_spend(stage: TaskStage, r: float, rng: np.random.Generator, draws: int 
     """Expected (extra, kept) container-seconds of one run of the stage with copies at T = the (1 - r) quantile.
 
     A task X > T gets a copy X' at T (§3.2.2); if the original ends first (X <= T + X') the copy ran X - T,
-    else the original ran T + X' and is killed: that is the extra; the winner's duration is kept.
+    else the original's container ran L + T + X' (L: its seconds before the timed part, a reduce's shuffle)
+    and is killed: that is the extra; the winner's container (L + X, or the copy's X') is kept.
     """
-    x = np.sort(np.asarray(stage.durations, dtype=np.float64))
-    runs, copies = rng.choice(x, size=(draws, stage.tasks)), rng.choice(x, size=(draws, stage.tasks))
+    order = np.argsort(stage.durations, kind="stable")
+    x, lead = np.asarray(stage.durations, dtype=np.float64)[order], stage.lead[order]
+    picked = rng.integers(0, x.size, size=(draws, stage.tasks))
+    runs, copies = x[picked], rng.choice(x, size=(draws, stage.tasks))
     t = float(timeout(x, r)) if stage.speculatable else np.inf
     copied, wins = runs > t, runs > t + copies
-    extra = np.where(copied, np.where(wins, t + copies, runs - t), 0.0)
-    return float(extra.sum(axis=1).mean()), float(np.where(wins, copies, runs).sum(axis=1).mean())
+    extra = np.where(copied, np.where(wins, lead[picked] + t + copies, runs - t), 0.0)
+    return float(extra.sum(axis=1).mean()), float(np.where(wins, copies, lead[picked] + runs).sum(axis=1).mean())
 
 
 def extra_fraction(stages: Sequence[TaskStage], r: Sequence[float], seed: int = 0) -> float:

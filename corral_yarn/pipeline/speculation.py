@@ -22,7 +22,8 @@ log = logging.getLogger(__name__)
 
 def task_stages(runs: Sequence[JobRun], keys: Sequence[str] = ()) -> tuple[list[TaskStage], int]:
     """The map and reduce stages of the recurring jobs (only ``keys`` if given) in successful MapReduce runs
-    with task samples, and how many runs they come from. N_s is the median task count of the runs."""
+    with task samples, and how many runs they come from. N_s is the median task count of the runs; a reduce's
+    duration is its reduce phase, and its container's seconds before it (shuffle, sort) are kept beside it."""
     by_key: dict[str, list[JobRun]] = defaultdict(list)
     for run in runs:
         if run.outcome == SUCCEEDED and not run.is_profile and run.application_type == "MAPREDUCE" and run.map_task_samples:
@@ -33,10 +34,11 @@ def task_stages(runs: Sequence[JobRun], keys: Sequence[str] = ()) -> tuple[list[
     stages = []
     for key in sorted(by_key):
         for type_, count, samples in (("map", "map_tasks", "map_task_samples"), ("reduce", "reduce_tasks", "reduce_task_samples")):
-            durations = np.array([t.seconds for r in by_key[key] for t in getattr(r, samples) if t.seconds > 0])
+            timed = [t for r in by_key[key] for t in getattr(r, samples) if t.seconds > 0]
             tasks = int(np.median([getattr(r, count) or len(getattr(r, samples)) for r in by_key[key]]))
-            if durations.size and tasks:
-                stages.append(TaskStage(key, _type(type_), tasks, durations))
+            if timed and tasks:
+                before = np.array([max(0.0, (t.container_seconds or t.seconds) - t.seconds) for t in timed])  # a reduce's shuffle and sort
+                stages.append(TaskStage(key, _type(type_), tasks, np.array([t.seconds for t in timed]), before))
     return stages, sum(len(v) for v in by_key.values())
 
 

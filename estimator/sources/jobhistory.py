@@ -3,7 +3,8 @@
 Job sizes are the job counters: input = HDFS_BYTES_READ of the maps, shuffle = REDUCE_SHUFFLE_BYTES
 (0 for a map-only job), output = HDFS_BYTES_WRITTEN, plus MAP_OUTPUT_BYTES in the log. Task samples
 come from each successful attempt: a map's elapsed time and HDFS_BYTES_READ, a reduce's reduce-phase
-time (elapsedReduceTime) and HDFS_BYTES_WRITTEN, with the node and rack it ran on (thesis §3.1.2).
+time (elapsedReduceTime), its whole attempt's time (elapsedTime, what its container took) and
+HDFS_BYTES_WRITTEN, with the node and rack it ran on (thesis §3.1.2).
 A succeeded job without one of the needed counters is skipped and counted as "missing counter".
 """
 
@@ -117,7 +118,8 @@ class JobHistorySource:
             if task.get("type") == "MAP" and "HDFS_BYTES_READ" in counters:
                 maps.append(TaskSample(attempt.get("elapsedTime", 0) / 1000.0, int(counters["HDFS_BYTES_READ"]), node))
             elif task.get("type") == "REDUCE" and "HDFS_BYTES_WRITTEN" in counters:
-                reduces.append(TaskSample(attempt.get("elapsedReduceTime", 0) / 1000.0, int(counters["HDFS_BYTES_WRITTEN"]), node))
+                reduces.append(TaskSample(attempt.get("elapsedReduceTime", 0) / 1000.0, int(counters["HDFS_BYTES_WRITTEN"]), node,
+                                          container_seconds=attempt["elapsedTime"] / 1000.0 if "elapsedTime" in attempt else None))
             else:
                 log.warning("%s %s has no byte counter; left out of the task samples", job_id, task["id"])
         return tuple(maps), tuple(reduces), placements

@@ -4,7 +4,7 @@ Columns (CSV header, or keys of each JSON object): ``name`` and ``submit_time`` 
 ``run_id``, ``recurring_key``, ``input_path``, ``start_time``, ``finish_time``, ``input_bytes``,
 ``shuffle_bytes``, ``output_bytes``, ``map_tasks``, ``reduce_tasks``, ``outcome``,
 ``application_type``, ``is_profile`` are optional. JSON objects may also carry ``map_task_samples``
-and ``reduce_task_samples`` (lists of ``{"seconds", "bytes", "node"}``) and ``racks`` / ``nodes``.
+and ``reduce_task_samples`` (lists of ``{"seconds", "bytes", "node"}``, optionally ``"container_seconds"``) and ``racks`` / ``nodes``.
 Times are ISO 8601 (a time without zone is UTC) or epoch seconds. A row that does not parse is
 skipped and counted with its line; an unknown column (a typo), a value the store cannot hold, and a
 file that holds no run or cannot be read at all are errors naming file, line and field. With

@@ -279,6 +279,7 @@ def test_jobhistory_rows_match_counters_and_bad_jobs_are_counted(jobhistory, tmp
     assert (run.input_bytes, run.shuffle_bytes, run.output_bytes) == (400, 300, 100)
     assert run.recurring_key == "wordcount" and run.input_path == "hdfs:/in/2026/01/05"
     assert run.map_task_samples[0].seconds == 4.0 and run.reduce_task_samples[0].seconds == 2.0
+    assert run.reduce_task_samples[0].container_seconds == 9.0 and run.map_task_samples[0].container_seconds is None  # the whole reduce attempt
     assert run.racks == ("/r1", "/r2") and run.nodes == ("n1", "n2")
     assert (run.plan_id, run.plan_period, run.planned_job) == ("p7", "20260105t000000z", "wordcount-daily")
     assert report.skipped == {"missing counter": 1, "unreadable job": 1}

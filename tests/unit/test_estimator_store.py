@@ -6,6 +6,7 @@ import json
 import os
 from datetime import UTC, datetime, timedelta
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
@@ -98,7 +99,8 @@ def test_negative_bytes_are_skipped_and_counted(tmp_path):
     assert (report.written, report.skipped["negative bytes"]) == (1, 1)
 
 
-samples = st.lists(st.builds(TaskSample, st.floats(0, 1e4), st.integers(0, 2**50), st.one_of(st.none(), st.text(min_size=1, max_size=8))), max_size=4)
+samples = st.lists(st.builds(TaskSample, st.floats(0, 1e4), st.integers(0, 2**50), st.one_of(st.none(), st.text(min_size=1, max_size=8)),
+                             st.one_of(st.none(), st.floats(0, 1e4))), max_size=4)
 times = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2030, 1, 1), timezones=st.just(UTC)).map(lambda t: t.replace(microsecond=t.microsecond // 1000 * 1000))
 
 
@@ -131,3 +133,15 @@ def test_a_part_file_written_before_runs_carried_their_plan_entry_reads_it_as_no
     old = pq.read_table(part).drop_columns(["plan_id", "plan_period", "planned_job"])
     pq.write_table(old.replace_schema_metadata({"schema": "corral-yarn/history/v1"}), part)
     assert store.runs() == [run(1)]
+
+
+def test_a_part_file_written_before_task_samples_carried_container_seconds_reads_them_as_none(tmp_path):
+    store = HistoryStore(tmp_path)
+    store.append([run(1, reduce_task_samples=(TaskSample(2.0, 7, "n1", container_seconds=5.0),))])
+    part = store.part_files()[0]
+    table = pq.read_table(part)
+    old_task = pa.list_(pa.struct([("seconds", pa.float64()), ("bytes", pa.int64()), ("node", pa.string())]))
+    rows = [[{k: t[k] for k in ("seconds", "bytes", "node")} for t in ts] for ts in table.column("reduce_task_samples").to_pylist()]
+    old = table.set_column(table.schema.get_field_index("reduce_task_samples"), "reduce_task_samples", pa.array(rows, old_task))
+    pq.write_table(old.replace_schema_metadata({"schema": "corral-yarn/history/v1"}), part)
+    assert store.runs() == [run(1, reduce_task_samples=(TaskSample(2.0, 7, "n1"),))]

@@ -3,6 +3,7 @@ Hadoop's per-job speculation keys, the history store -> settings file chain and 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 from itertools import product
@@ -102,6 +103,25 @@ def test_copy_spend_matches_hand_computed_extra_and_kept_seconds() -> None:
     assert extra == pytest.approx(0.27, rel=0.03) and kept == pytest.approx(0.99 + 0.1, rel=0.03)
     none = copy_spend(TaskStage("j", "map", 3, TWO_POINT), 0.0, np.random.default_rng(0), draws=100_000)
     assert none[0] == 0 and none[1] == pytest.approx(3 * 1.9, rel=0.03)  # no copies: every task kept, 3 x the mean
+
+
+def test_copy_spend_counts_a_killed_reduces_whole_container() -> None:
+    # as above, but each task's container ran before its timed reduce phase: 2 s, the straggler's 5 s (its shuffle
+    # waited). A copy that wins leaves the original's 5 + 1 + 1 = 7 behind: E[extra] = 0.1 (0.9 x 7 + 0.1 x 9) = 0.72;
+    # kept: 2 + 1 w.p. 0.9, 5 + 10 w.p. 0.01, the copy's 1 w.p. 0.09
+    stage = TaskStage("j", "reduce", 1, TWO_POINT, before=np.array([2.0] * 9 + [5.0]))
+    extra, kept = copy_spend(stage, 0.1, np.random.default_rng(0), draws=400_000)
+    assert extra == pytest.approx(0.72, rel=0.03) and kept == pytest.approx(2.7 + 0.15 + 0.09, rel=0.03)
+    assert stage.container_seconds == pytest.approx(1.9 + 2.3)  # c_s: whole containers
+
+
+def test_task_stages_keep_a_reduces_container_seconds_before_its_reduce_phase() -> None:
+    runs = [_run("wc", d, [1.0, 2.0], []) for d in range(2)]
+    runs = [dataclasses.replace(r, reduce_tasks=1, reduce_task_samples=(TaskSample(2.0, 1, container_seconds=5.5),)) for r in runs]
+    runs.append(dataclasses.replace(runs[0], run_id="old", reduce_task_samples=(TaskSample(3.0, 1),)))  # a store without container seconds
+    by_name = {s.name: s for s in task_stages(runs)[0]}
+    assert list(by_name["wc/reduce"].durations) == [2.0, 2.0, 3.0] and list(by_name["wc/reduce"].lead) == [3.5, 3.5, 0.0]
+    assert not by_name["wc/map"].lead.any()
 
 
 def test_budget_matching_another_policys_spend_plans_about_that_many_extra_seconds() -> None:
