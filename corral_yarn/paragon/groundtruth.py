@@ -28,6 +28,11 @@ SERVER_CONFIGS = (
     ("m2.xlarge", 2, 80), ("m1.xlarge", 4, 100), ("m2.2xlarge", 4, 80), ("c1.xlarge", 8, 80), ("m2.4xlarge", 8, 60),
     ("cc1.4xlarge", 8, 50), ("cg1.4xlarge", 8, 30), ("hi1.4xlarge", 16, 33), ("cc2.8xlarge", 32, 35),
 )
+# Table 3: the paper's local cluster (10 SCs, 40 servers, 178 cores), where Table 1's accuracy was measured (§2.2)
+LOCAL_CLUSTER = (
+    ("Xeon L5609", 8, 1), ("Xeon X5650", 12, 2), ("Xeon X5670", 12, 2), ("Xeon L5640", 12, 1), ("Xeon MP", 4, 5),
+    ("Xeon E5345", 4, 8), ("Xeon E5335", 4, 8), ("Opteron 240", 2, 7), ("Atom 330", 2, 5), ("Atom D510", 2, 1),
+)
 SOURCES_OF_INTERFERENCE = ("memory_capacity", "memory_bandwidth", "l1_instruction", "l2", "llc", "cpu", "prefetch",
                            "tlb", "network", "storage")
 FACTORS = 2
@@ -42,6 +47,8 @@ class Truth:
     """Per job: speed on every SC, tolerated and caused interference on every SoI (all in the job's row)."""
 
     speed: np.ndarray  # jobs x SCs
+    expected: np.ndarray  # jobs x SCs: speed without the per-entry noise (only for the accuracy ceiling)
+    fit: np.ndarray  # jobs x SCs: the known core-count cut, min(1, SC cores / threads)
     tolerated: np.ndarray  # jobs x SoIs, in [0, 1]
     caused: np.ndarray  # jobs x SoIs, in [0, 1]
     cores: np.ndarray  # jobs
@@ -49,8 +56,9 @@ class Truth:
 
 @dataclass(frozen=True)
 class World:
-    """The latent structure shared by all jobs: SC and SoI loadings."""
+    """The latent structure shared by all jobs: SC and SoI loadings, the SCs' cores."""
 
+    sc_cores: np.ndarray
     y: np.ndarray
     w: np.ndarray
     tol_load: np.ndarray
@@ -59,10 +67,10 @@ class World:
     cause_bias: np.ndarray
 
 
-def world(seed: int) -> World:
+def world(seed: int, configs: tuple[tuple[str, int, int], ...] = SERVER_CONFIGS) -> World:
     rng = np.random.default_rng(seed)
-    n_sc, n_soi = len(SERVER_CONFIGS), len(SOURCES_OF_INTERFERENCE)
-    w = World(y=frontier(), w=rng.normal(0, 1, n_sc), tol_load=rng.normal(0, 0.8, (n_soi, FACTORS)) * STRENGTH,
+    n_sc, n_soi = len(configs), len(SOURCES_OF_INTERFERENCE)
+    w = World(sc_cores=np.array([c[1] for c in configs]), y=frontier(configs), w=rng.normal(0, 1, n_sc), tol_load=rng.normal(0, 0.8, (n_soi, FACTORS)) * STRENGTH,
               tol_bias=rng.normal(0.6, 0.3, n_soi), cause_load=rng.normal(0, 0.8, (n_soi, FACTORS)) * STRENGTH,
               cause_bias=rng.normal(-1.8, 0.3, n_soi))
     io = [SOURCES_OF_INTERFERENCE.index(k) for k in UNSATURATED]
@@ -70,9 +78,9 @@ def world(seed: int) -> World:
     return w
 
 
-def frontier() -> np.ndarray:
+def frontier(configs: tuple[tuple[str, int, int], ...] = SERVER_CONFIGS) -> np.ndarray:
     """y_s: the normal quantile at the middle of the SC's share of the cluster's cores, SCs in list order."""
-    cores = np.array([c[1] * c[2] for c in SERVER_CONFIGS], dtype=float)
+    cores = np.array([c[1] * c[2] for c in configs], dtype=float)
     share = np.cumsum(cores) / cores.sum()
     middle = share - cores / cores.sum() / 2
     return np.sqrt(2) * _erfinv(2 * middle - 1)
@@ -92,23 +100,25 @@ def jobs(w: World, n: int, rng: np.random.Generator, noise: float = 0.03) -> Tru
     z = rng.normal(0, 1, (n, FACTORS))
     frontier_term = x * w.y - w.y**2 / 2
     cores = threads(n, rng)
-    speed = np.exp(a + SPREAD * (frontier_term + 0.1 * v * w.w) + rng.normal(0, noise, (n, w.y.size))) * fit(cores)
+    cut = fit(cores, w.sc_cores)
+    expected = np.exp(a + SPREAD * (frontier_term + 0.1 * v * w.w)) * cut
+    speed = expected * np.exp(rng.normal(0, noise, (n, w.y.size)))
     sig = lambda a: 1 / (1 + np.exp(-a))  # noqa: E731
     tol = sig(w.tol_bias + z @ w.tol_load.T + rng.normal(0, 3 * noise, (n, w.tol_bias.size)))
     cause = sig(w.cause_bias + 0.6 * z @ w.cause_load.T + rng.normal(0, 3 * noise, (n, w.cause_bias.size)))
-    return Truth(speed=speed, tolerated=tol, caused=cause, cores=cores)
+    return Truth(speed=speed, expected=expected, fit=cut, tolerated=tol, caused=cause, cores=cores)
 
 
-def fit(cores: np.ndarray) -> np.ndarray:
+def fit(cores: np.ndarray, sc_cores: np.ndarray | None = None) -> np.ndarray:
     """Jobs x SCs: the share of its threads a job runs at once on the SC alone, min(1, SC cores / threads).
     Known to the scheduler (the job's request, the SC's cores), so it is not learned by classification."""
-    sc_cores = np.array([c[1] for c in SERVER_CONFIGS])
+    sc_cores = np.array([c[1] for c in SERVER_CONFIGS]) if sc_cores is None else sc_cores
     return np.minimum(1.0, sc_cores[None, :] / np.asarray(cores)[:, None])
 
 
 def per_core_log_speed(t: Truth) -> np.ndarray:
     """The jobs x SCs utility matrix of classification: log speed with the known core-count cut taken out."""
-    return np.log(t.speed / fit(t.cores))
+    return np.log(t.speed / t.fit)
 
 
 def threads(n: int, rng: np.random.Generator) -> np.ndarray:
@@ -126,10 +136,17 @@ class Profiled:
     caused: Sparse
 
 
-def profile(t: Truth, rng: np.random.Generator, per_row: int = 2) -> Profiled:
-    """About a minute of profiling per new job: `per_row` random SCs and `per_row` random SoIs (§3.1)."""
+def profile(t: Truth, rng: np.random.Generator, per_row: int = 2, sc_cols: tuple[int, ...] | None = None) -> Profiled:
+    """About a minute of profiling per new job: on the SCs `sc_cols` (`per_row` random SCs when None) and
+    against `per_row` random SoIs (§2.2: "any two server configurations"; §2.3: "two randomly chosen microbenchmarks")."""
     soi = hide(t.tolerated, per_row, rng)
-    return Profiled(sc=hide(per_core_log_speed(t), per_row, rng), tolerated=soi,
+    speed = per_core_log_speed(t)
+    if sc_cols is None:
+        sc = hide(speed, per_row, rng)
+    else:
+        cols = np.tile(np.asarray(sc_cols), (speed.shape[0], 1))
+        sc = Sparse(cols=cols, values=np.take_along_axis(speed, cols, axis=1))
+    return Profiled(sc=sc, tolerated=soi,
                     caused=Sparse(cols=soi.cols, values=np.take_along_axis(t.caused, soi.cols, axis=1)))
 
 

@@ -37,31 +37,45 @@ class Classified:
     accuracy: dict[str, float]
 
 
-def models(w: groundtruth.World, offline: int, rng: np.random.Generator) -> tuple[classify.Model, ...]:
-    """Train the three utility matrices on `offline` densely profiled jobs, eta and lambda by validation."""
+@dataclass(frozen=True)
+class Trained:
+    """The three trained utility matrices and the two SCs every new job is profiled on."""
+
+    sc: classify.Model
+    tolerated: classify.Model
+    caused: classify.Model
+    profile_scs: tuple[int, ...]
+
+
+def models(w: groundtruth.World, offline: int, rng: np.random.Generator) -> Trained:
+    """Train the three utility matrices on `offline` densely profiled jobs, eta and lambda by validation, and
+    choose the profiling SCs by validation on the same offline rows."""
     dense = groundtruth.jobs(w, offline, rng)
     out = []
     for matrix in (groundtruth.per_core_log_speed(dense), dense.tolerated, dense.caused):
         eta, lam = classify.choose_sgd(matrix)
         out.append(classify.train(matrix, eta=eta, lam=lam))
-    return tuple(out)
+    speed = groundtruth.per_core_log_speed(dense)
+    pair = classify.choose_profile_columns(speed, out[0].eta, out[0].lam, folds=min(5, offline // 2))
+    return Trained(*out, profile_scs=pair)
 
 
-def classify_workloads(trained: tuple[classify.Model, ...], truth: groundtruth.Truth, rng: np.random.Generator,
-                       batch: int) -> Classified:
+def classify_workloads(trained: Trained, truth: groundtruth.Truth, rng: np.random.Generator, batch: int) -> Classified:
     """Classify arrivals in batches of `batch` from their two-SC and two-SoI profiles only."""
-    seen = groundtruth.profile(truth, rng)
+    seen = groundtruth.profile(truth, rng, sc_cols=trained.profile_scs)
     rows: list[np.ndarray] = [[], [], []]
     times = []
     for lo in range(0, truth.cores.size, batch):
         part = slice(lo, lo + batch)
         start = time.perf_counter()
-        for out, model, known in zip(rows, trained, (seen.sc, seen.tolerated, seen.caused)):
+        for out, model, known in zip(rows, (trained.sc, trained.tolerated, trained.caused), (seen.sc, seen.tolerated, seen.caused)):
             out.append(classify.classify(model, classify.Sparse(cols=known.cols[part], values=known.values[part])))
         times.append((time.perf_counter() - start) * 1e3)
     sc, tol, cause = (np.vstack(r) for r in rows)
-    sc = sc + np.log(groundtruth.fit(truth.cores))  # the known core-count cut back on the learned per-core speed
-    accuracy = {**classify.heterogeneity_metrics(sc, truth.speed),
+    sc = sc + np.log(truth.fit)  # the known core-count cut back on the learned per-core speed
+    accuracy = {**classify.heterogeneity_metrics(sc, truth.speed, seen.sc.cols),
+                **{f"ceiling_{k}": v for k, v in classify.heterogeneity_metrics(np.log(truth.expected), truth.speed).items()
+                   if k in ("best_sc", "within_5pct")},
                 **classify.interference_metrics(np.hstack([tol, cause]), np.hstack([truth.tolerated, truth.caused]))}
     jobs = [Job(sc_score=sc[j], tolerated=np.clip(tol[j], 0, 1), caused=np.clip(cause[j], 0, 1), cores=int(truth.cores[j]))
             for j in range(truth.cores.size)]

@@ -17,7 +17,7 @@ def low_rank(n: int, rng: np.random.Generator) -> np.ndarray:
 
 def test_two_entries_recover_a_rank_one_row() -> None:
     rng = np.random.default_rng(0)
-    model = c.train(low_rank(60, rng), epochs=5)
+    model = c.train(low_rank(60, rng), epochs=5, lam=0.01)  # noise-free rows want little regularization
     new = low_rank(40, rng)
     rec = c.classify(model, c.hide(new, 2, rng))
     assert np.abs(rec - new).mean() < 0.1 * np.abs(new - new.mean()).mean()
@@ -56,3 +56,55 @@ def test_bad_input_names_the_problem() -> None:
     model = c.train(low_rank(10, np.random.default_rng(0)), epochs=1)
     with pytest.raises(ValueError, match="known column"):
         c.classify(model, c.Sparse(cols=np.array([[0, 9]]), values=np.array([[1.0, 1.0]])))
+
+
+def hand_model(lam: float) -> c.Model:
+    # P: a factor column and the row-bias column (§2.1's P^T = Sigma V^T, bias as in `train`), means 0
+    p = np.array([[1.0, 1.0], [-1.0, 1.0], [0.0, 1.0]])
+    return c.Model(means=np.zeros(3), p=p, confidence=np.array([1.0]), eta=0.0, lam=lam)
+
+
+def test_fold_in_solves_the_two_profiles_by_hand() -> None:
+    known = c.Sparse(cols=np.array([[0, 1]]), values=np.array([[3.0, 1.0]]))
+    # q0 + q1 = 3, -q0 + q1 = 1  ->  q = (1, 2), row (3, 1, 2)
+    np.testing.assert_allclose(c.classify(hand_model(0.0), known), [[3.0, 1.0, 2.0]])
+    # (P_k^T P_k + 2 lambda I) q = P_k^T r: diag(4, 4) q = (2, 4)  ->  q = (0.5, 1), row (1.5, 0.5, 1)
+    np.testing.assert_allclose(c.classify(hand_model(1.0), known), [[1.5, 0.5, 1.0]])
+
+
+def test_fold_in_is_where_the_sgd_update_converges() -> None:
+    rng = np.random.default_rng(4)
+    model = c.train(low_rank(40, rng), epochs=5)
+    known = c.hide(low_rank(5, rng), 2, rng)
+    q = np.zeros((5, model.p.shape[1]))
+    target = known.values - model.means[known.cols]
+    for epoch in range(4000):  # §2.1's update with P fixed, a decaying step so that it settles
+        step = 0.2 / (1 + epoch / 50)
+        for j in range(2):
+            pu = model.p[known.cols[:, j]]
+            err = target[:, j] - np.einsum("ij,ij->i", q, pu)
+            q += step * (err[:, None] * pu - model.lam * q)
+    np.testing.assert_allclose(c.fold_in(model, known), q, atol=2e-3)
+
+
+def test_profiling_columns_are_the_informative_pair_of_the_offline_rows() -> None:
+    rng = np.random.default_rng(0)
+    loading = np.array([0.0, 0.05, 1.0, -1.0, 0.02])  # columns 0, 1, 4 alike; 2 and 3 tell a row's factor apart
+    dense = rng.normal(0, 1, (40, 1)) + rng.normal(0, 1, (40, 1)) * loading + rng.normal(0, 0.01, (40, 5))
+    assert c.choose_profile_columns(dense, eta=0.02, lam=0.01) == (2, 3)
+    with pytest.raises(ValueError, match="too few for 5 folds"):
+        c.choose_profile_columns(dense[:6], eta=0.02, lam=0.01)
+
+
+def test_training_and_best_sc_match() -> None:
+    truth = np.array([[1.0, 2.0, 0.5], [3.0, 1.0, 2.0]])
+    m = c.heterogeneity_metrics(truth, truth, profiled=np.array([[0, 1], [1, 2]]))
+    assert m["training_best_match"] == 0.5 and m["best_sc"] == 1.0
+
+
+def test_fixed_profiling_scs_and_random_sois() -> None:
+    t = g.jobs(g.world(0), 20, np.random.default_rng(1))
+    seen = g.profile(t, np.random.default_rng(2), sc_cols=(3, 9))
+    assert np.all(seen.sc.cols == [3, 9])
+    np.testing.assert_allclose(seen.sc.values, np.log(t.speed / t.fit)[:, [3, 9]])
+    assert len({tuple(r) for r in seen.tolerated.cols}) > 1  # SoIs stay two random microbenchmarks (§2.3)
