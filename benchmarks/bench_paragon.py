@@ -12,7 +12,7 @@ PNG figures go to --out.
 About 3-5 minutes on the shared 2 cores; ``--quick`` (the low scenario only, a shorter accuracy curve)
 well under a minute.
 
-Usage: .venv/bin/python benchmarks/bench_paragon.py [--quick] [--seed N] [--offline N] [--out DIR]
+Usage: .venv/bin/python benchmarks/bench_paragon.py [--quick] [--seed N] [--offline N] [--noise X] [--out DIR]
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from corral_yarn.cli.types import non_negative_float
 from corral_yarn.paragon import groundtruth, simulate
 
 PAPER = {
@@ -44,6 +45,8 @@ def _args() -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--offline", type=int, default=50,
                    help="offline-profiled jobs (dense rows) in the utility matrices; §2.2 uses 50 at 1,000 servers")
+    p.add_argument("--noise", type=non_negative_float, default=0.03,
+                   help="the generator's per-entry noise of log speed (sensitivity only; docs/paragon.md, G7)")
     p.add_argument("--out", default="out/bench_paragon", help="directory of the PNG figures")
     return p.parse_args()
 
@@ -63,10 +66,10 @@ def accuracy_curve(w: groundtruth.World, sizes: list[int], seed: int) -> dict[st
     return out
 
 
-def table1_setup(seed: int) -> dict[str, float]:
+def table1_setup(seed: int, noise: float) -> dict[str, float]:
     """Classification on the setup of the paper's Table 1 (§2.2): the local cluster of Table 3 (10 SCs), 20 offline
     jobs, 1,000 new jobs."""
-    w = groundtruth.world(seed, groundtruth.LOCAL_CLUSTER)
+    w = groundtruth.world(seed, groundtruth.LOCAL_CLUSTER, noise)
     rng = np.random.default_rng(seed + 1)
     trained = simulate.models(w, 20, rng)
     acc = simulate.classify_workloads(trained, groundtruth.jobs(w, 1000, rng), rng, BATCH).accuracy
@@ -98,7 +101,7 @@ def figures(out: str, perf: dict[str, np.ndarray], curve: dict[str, dict[str, fl
 def main() -> None:
     args = _args()
     start = time.monotonic()
-    w = groundtruth.world(args.seed)
+    w = groundtruth.world(args.seed, noise=args.noise)
     rng = np.random.default_rng(args.seed + 1)
     trained = simulate.models(w, args.offline, rng)
     scenarios = ["low"] if args.quick else list(simulate.SCENARIOS)
@@ -119,12 +122,12 @@ def main() -> None:
                 low_perf[scheduler] = outcome.performance
             print(f"{scenario} {scheduler}: qos {outcome.qos_fraction:.3f}, {time.monotonic() - start:.0f} s", file=sys.stderr)
     curve = accuracy_curve(w, [20, 100] if args.quick else [10, 20, 50, 100, 200], args.seed)
-    table1 = table1_setup(args.seed)
+    table1 = table1_setup(args.seed, args.noise)
     pngs = figures(args.out, low_perf, curve)
     paragon_ms = np.concatenate(decision["paragon"])
     print(json.dumps({
         "benchmark": "paragon", "quick": args.quick, "seed": args.seed, "servers": 1000, "scs": len(groundtruth.SERVER_CONFIGS),
-        "cores": int(groundtruth.servers()[1].sum()), "offline_jobs": args.offline,
+        "cores": int(groundtruth.servers()[1].sum()), "offline_jobs": args.offline, "noise": args.noise,
         "qos_fraction": qos["low"], "qos_fraction_by_scenario": qos, "mean_performance_by_scenario": mean_perf,
         "classification": {k: round(v, 4) for k, v in accuracy.items()},
         "accuracy_vs_offline_jobs": curve, "classification_table1_setup": table1,

@@ -65,14 +65,15 @@ class World:
     tol_bias: np.ndarray
     cause_load: np.ndarray
     cause_bias: np.ndarray
+    noise: float  # per-entry noise of a job's log speed (and 3x that on the SoI logits): what no latent factor explains
 
 
-def world(seed: int, configs: tuple[tuple[str, int, int], ...] = SERVER_CONFIGS) -> World:
+def world(seed: int, configs: tuple[tuple[str, int, int], ...] = SERVER_CONFIGS, noise: float = 0.03) -> World:
     rng = np.random.default_rng(seed)
     n_sc, n_soi = len(configs), len(SOURCES_OF_INTERFERENCE)
     w = World(sc_cores=np.array([c[1] for c in configs]), y=frontier(configs), w=rng.normal(0, 1, n_sc), tol_load=rng.normal(0, 0.8, (n_soi, FACTORS)) * STRENGTH,
               tol_bias=rng.normal(0.6, 0.3, n_soi), cause_load=rng.normal(0, 0.8, (n_soi, FACTORS)) * STRENGTH,
-              cause_bias=rng.normal(-1.8, 0.3, n_soi))
+              cause_bias=rng.normal(-1.8, 0.3, n_soi), noise=noise)
     io = [SOURCES_OF_INTERFERENCE.index(k) for k in UNSATURATED]
     w.tol_bias[io], w.cause_bias[io] = UNSATURATED_LOGIT, -UNSATURATED_LOGIT  # §3.4
     return w
@@ -94,8 +95,9 @@ def _erfinv(y: np.ndarray) -> np.ndarray:
     return x
 
 
-def jobs(w: World, n: int, rng: np.random.Generator, noise: float = 0.03) -> Truth:
-    """n jobs drawn from the shared latent structure plus independent noise."""
+def jobs(w: World, n: int, rng: np.random.Generator, noise: float | None = None) -> Truth:
+    """n jobs drawn from the shared latent structure plus independent noise (the world's unless given)."""
+    noise = w.noise if noise is None else noise
     a, x, v = rng.normal(0, 0.5, (n, 1)), rng.normal(0, 1, (n, 1)), rng.normal(0, 1, (n, 1))
     z = rng.normal(0, 1, (n, FACTORS))
     frontier_term = x * w.y - w.y**2 / 2

@@ -113,8 +113,8 @@ def test_the_known_core_cut_is_not_learned_but_added_to_the_prediction() -> None
 def test_the_local_cluster_is_table_3_and_expected_speed_is_the_noise_free_part() -> None:
     assert len(g.LOCAL_CLUSTER) == 10 and sum(c[2] for c in g.LOCAL_CLUSTER) == 40
     assert sum(c[1] * c[2] for c in g.LOCAL_CLUSTER) == 178
-    w = g.world(0, g.LOCAL_CLUSTER)
-    t = g.jobs(w, 50, np.random.default_rng(1), noise=0.0)
+    w = g.world(0, g.LOCAL_CLUSTER, noise=0.0)
+    t = g.jobs(w, 50, np.random.default_rng(1))
     assert t.speed.shape == (50, 10)
     np.testing.assert_allclose(t.speed, t.expected)
     np.testing.assert_allclose(t.fit, g.fit(t.cores, w.sc_cores))
