@@ -82,6 +82,13 @@ def classify_workloads(trained: Trained, truth: groundtruth.Truth, rng: np.rando
     return Classified(jobs=jobs, batch_ms=times, accuracy=accuracy)
 
 
+def exact_jobs(truth: groundtruth.Truth) -> list[Job]:
+    """The rows of the truth itself (an oracle classification): a diagnostic of the scheduler alone, never a
+    classifier's input."""
+    return [Job(sc_score=np.log(truth.speed[j]), tolerated=truth.tolerated[j], caused=truth.caused[j], cores=int(truth.cores[j]))
+            for j in range(truth.cores.size)]
+
+
 def performance(truth: groundtruth.Truth, server_sc: int, server_cores: int, others: list[int], used: int, j: int) -> float:
     """Job j's performance now relative to alone on its best SC (module docstring)."""
     pressure = truth.caused[others].sum(axis=0) / groundtruth.capacity(np.array(server_cores)) if others \

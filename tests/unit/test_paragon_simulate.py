@@ -7,7 +7,6 @@ import pytest
 
 from corral_yarn.paragon import groundtruth as g
 from corral_yarn.paragon import simulate as sim
-from corral_yarn.paragon.schedule import Job
 
 
 def truth(n: int, seed: int = 0) -> g.Truth:
@@ -77,8 +76,8 @@ def test_scenarios_arrive_one_per_second_with_the_oversubscribed_burst() -> None
 
 def test_with_exact_classification_paragon_beats_the_baselines_that_ignore_a_dimension() -> None:
     t = truth(2500)
-    jobs = [Job(sc_score=np.log(t.speed[j]), tolerated=t.tolerated[j], caused=t.caused[j], cores=int(t.cores[j]))
-            for j in range(2500)]
+    jobs = sim.exact_jobs(t)
+    assert jobs[7].cores == t.cores[7] and np.array_equal(jobs[7].sc_score, np.log(t.speed[7]))
     qos = {name: sim.run(t, jobs, "low", name, seed=0).qos_fraction for name in ("paragon", "heterogeneity_oblivious", "random")}
     assert qos["paragon"] > 0.8 and qos["paragon"] > qos["heterogeneity_oblivious"] + 0.3 and qos["paragon"] > qos["random"] + 0.3
 
