@@ -39,7 +39,8 @@ FACTORS = 2
 SPREAD = 0.25
 STRENGTH = np.array([1.0, 0.4])  # the first similarity concept dominates, the second refines it
 UNSATURATED = ("network", "storage")  # §3.4: tolerated "in most cases very high" on these SoIs
-UNSATURATED_LOGIT = 3.0  # tolerated about 0.95, caused about 0.05
+UNSATURATED_LOGIT = 3.0
+SOI_NOISE = 0.09  # per-entry noise of the SoI logits  # tolerated about 0.95, caused about 0.05
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class World:
     tol_bias: np.ndarray
     cause_load: np.ndarray
     cause_bias: np.ndarray
-    noise: float  # per-entry noise of a job's log speed (and 3x that on the SoI logits): what no latent factor explains
+    noise: float  # per-entry noise of a job's log speed: what no latent factor explains
 
 
 def world(seed: int, configs: tuple[tuple[str, int, int], ...] = SERVER_CONFIGS, noise: float = 0.03) -> World:
@@ -95,19 +96,19 @@ def _erfinv(y: np.ndarray) -> np.ndarray:
     return x
 
 
-def jobs(w: World, n: int, rng: np.random.Generator, noise: float | None = None) -> Truth:
-    """n jobs drawn from the shared latent structure plus independent noise (the world's unless given)."""
-    noise = w.noise if noise is None else noise
+def jobs(w: World, n: int, rng: np.random.Generator) -> Truth:
+    """n jobs drawn from the shared latent structure plus independent noise (the world's on log speed, SOI_NOISE
+    on the SoI logits)."""
     a, x, v = rng.normal(0, 0.5, (n, 1)), rng.normal(0, 1, (n, 1)), rng.normal(0, 1, (n, 1))
     z = rng.normal(0, 1, (n, FACTORS))
     frontier_term = x * w.y - w.y**2 / 2
     cores = threads(n, rng)
     cut = fit(cores, w.sc_cores)
     expected = np.exp(a + SPREAD * (frontier_term + 0.1 * v * w.w)) * cut
-    speed = expected * np.exp(rng.normal(0, noise, (n, w.y.size)))
+    speed = expected * np.exp(rng.normal(0, w.noise, (n, w.y.size)))
     sig = lambda a: 1 / (1 + np.exp(-a))  # noqa: E731
-    tol = sig(w.tol_bias + z @ w.tol_load.T + rng.normal(0, 3 * noise, (n, w.tol_bias.size)))
-    cause = sig(w.cause_bias + 0.6 * z @ w.cause_load.T + rng.normal(0, 3 * noise, (n, w.cause_bias.size)))
+    tol = sig(w.tol_bias + z @ w.tol_load.T + rng.normal(0, SOI_NOISE, (n, w.tol_bias.size)))
+    cause = sig(w.cause_bias + 0.6 * z @ w.cause_load.T + rng.normal(0, SOI_NOISE, (n, w.cause_bias.size)))
     return Truth(speed=speed, expected=expected, fit=cut, tolerated=tol, caused=cause, cores=cores)
 
 
