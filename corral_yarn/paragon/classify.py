@@ -82,7 +82,7 @@ def fold_in(model: Model, known: Sparse) -> np.ndarray:
     pk = model.p[known.cols]  # n x k x (r+1)
     target = known.values - model.means[known.cols]
     gram = np.einsum("nkr,nks->nrs", pk, pk) + k * model.lam * np.eye(model.p.shape[1])
-    return np.linalg.solve(gram, np.einsum("nkr,nk->nr", pk, target)[..., None])[..., 0]
+    return (np.linalg.pinv(gram) @ np.einsum("nkr,nk->nr", pk, target)[..., None])[..., 0]  # lambda 0: the least-norm q, SGD's limit from 0
 
 
 def classify(model: Model, known: Sparse) -> np.ndarray:

@@ -108,3 +108,9 @@ def test_fixed_profiling_scs_and_random_sois() -> None:
     assert np.all(seen.sc.cols == [3, 9])
     np.testing.assert_allclose(seen.sc.values, np.log(t.speed / t.fit)[:, [3, 9]])
     assert len({tuple(r) for r in seen.tolerated.cols}) > 1  # SoIs stay two random microbenchmarks (§2.3)
+
+
+def test_without_regularisation_one_profile_gives_the_least_norm_row() -> None:
+    known = c.Sparse(cols=np.array([[2]]), values=np.array([[4.0]]))
+    # one equation q1 = 4 (column 2's p = (0, 1)): q = (0, 4), the point SGD from q = 0 reaches; row (4, 4, 4)
+    np.testing.assert_allclose(c.classify(hand_model(0.0), known), [[4.0, 4.0, 4.0]], atol=1e-9)
