@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from corral_yarn.cluster.connect import Cluster
@@ -68,7 +69,12 @@ def main() -> None:
     parser.add_argument("--model-spec", type=Path, default=None, metavar="FILE",
                         help="--ablation: take MRCute+ from this cluster spec instead of fitting it on a training seed's runs")
     parser.add_argument("--runs-out", type=Path, default=None, metavar="FILE", help="--ablation: write every run's figures and jobs (JSON) here")
+    parser.add_argument("--variants", nargs="+", default=list(ABLATION), choices=ABLATION, metavar="VARIANT",
+                        help=f"--ablation: the Corral variants to run besides Yarn-CS (default all: {' '.join(ABLATION)})")
     args = parser.parse_args()
+    args.variants = [v for v in ABLATION if v in args.variants]  # in the ablation's order
+    if "+online-order" in args.variants and "+sharing" not in args.variants:
+        parser.error("--variants: +online-order needs +sharing (its batch plan is the +sharing one)")
     args.namespace = args.namespace or control.namespace_for(args.home, "corral-bench")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     for noisy in ("hdfs", "corral_yarn.cluster", "urllib3"):
@@ -133,11 +139,12 @@ def _seed_runs(net: Network, plan_net: Network, state: dict[str, Any], descripti
     return results
 
 
-def _ablation_variants(model: LatencyModel, scenario: str) -> list[Variant]:
-    """Yarn-CS, then Corral with one change added at a time; the online order changes nothing in batch."""
+def _ablation_variants(model: LatencyModel, scenario: str, names: Sequence[str] = ABLATION) -> list[Variant]:
+    """Yarn-CS, then Corral with one change added at a time (those in ``names``); the online order changes nothing in batch."""
     steps = [("corral-thesis", PlanChoice("paper", "whole-rack", "thesis")), ("+mrcute+", PlanChoice(model, "whole-rack", "thesis")),
              ("+sharing", PlanChoice(model, "slots", "thesis")), ("+online-order", PlanChoice(model, "slots", "shortest-work"))]
-    return [("yarn-cs", "yarn-cs", PlanChoice()), *[(n, "corral", c) for n, c in steps if scenario == "online" or n != "+online-order"]]
+    return [("yarn-cs", "yarn-cs", PlanChoice()),
+            *[(n, "corral", c) for n, c in steps if n in names and (scenario == "online" or n != "+online-order")]]
 
 
 def _ablation(net: Network, seeds: list[int], args: argparse.Namespace, started: float) -> dict[str, Any]:
@@ -148,11 +155,11 @@ def _ablation(net: Network, seeds: list[int], args: argparse.Namespace, started:
         control.reshape(net, args.namespace)
         model, fit = _ablation_model(net, state, description, args)
         runs = [r for seed in seeds for scenario in SCENARIOS
-                for r in _seed_runs(net, net, state, description, seed, scenario, _ablation_variants(model, scenario), args)]
+                for r in _seed_runs(net, net, state, description, seed, scenario, _ablation_variants(model, scenario, args.variants), args)]
     finally:
         control.down(args.home, args.namespace)
     table = {}
-    for name in ABLATION:
+    for name in args.variants:
         batch_name = "+sharing" if name == "+online-order" else name  # the same plan in batch
         table[name] = {"batch_makespan": _variant_ratio(runs, batch_name, "batch", "makespan_s"),
                        "online_median_jct": _variant_ratio(runs, name, "online", "median_jct_s"),
@@ -162,7 +169,7 @@ def _ablation(net: Network, seeds: list[int], args: argparse.Namespace, started:
     absolute = {v: {sc: {k: round(statistics.median(r[k] for r in runs if r["variant"] == v and r["scenario"] == sc), 2)
                          for k in ("makespan_s", "median_jct_s", "mean_jct_s", "cross_rack_bytes")}
                     for sc in SCENARIOS if any(r["variant"] == v and r["scenario"] == sc for r in runs)}
-                for v in ("yarn-cs", *ABLATION)}
+                for v in ("yarn-cs", *args.variants)}
     if args.runs_out:
         args.runs_out.write_text(json.dumps({"runs": runs}))
     return {"benchmark": "testbed-ablation", "quick": args.quick, "seeds": seeds, "training_seed": None if args.model_spec else TRAINING_SEED,
@@ -179,7 +186,7 @@ def _same_plans(description: dict[str, Any], net: Network, seeds: list[int], mod
     spec = experiment.cluster_spec(description, net)
     same: dict[str, dict[str, list[bool]]] = {}
     for scenario in SCENARIOS:
-        variants = [v for v in _ablation_variants(model, scenario) if v[1] == "corral"]
+        variants = [v for v in _ablation_variants(model, scenario, args.variants) if v[1] == "corral"]
         for seed in seeds:
             jobs = experiment.workload(seed, scenario, quick=args.quick)
             plans = [{k: (p.racks, p.priority) for k, p in experiment.placements(jobs, "corral", scenario, spec, args.node_cpus, choice)[0].items()}

@@ -236,6 +236,8 @@ class JobResult:
     planned_finish_s: float | None
     containers_per_rack: dict[str, int]
     counters: dict[str, int] = field(default_factory=dict)
+    am_running_s: float | None = None  # when the MRAppMaster began running the job (JobHistory startTime)
+    containers: list[tuple[str, str, float | None, float | None]] = field(default_factory=list)  # (AM/MAP/REDUCE, node, start, finish)
 
 
 def run(cluster: Cluster, description: dict[str, Any], net: Network, namespace: str, jobs: list[TestbedJob],
@@ -284,7 +286,7 @@ def run(cluster: Cluster, description: dict[str, Any], net: Network, namespace: 
 def _job_result(cluster: Cluster, job: TestbedJob, place: Placement, app: tuple[str, float], report: Any, start: float) -> JobResult:
     app_id, submitted = app
     job_id = job_id_of(app_id)
-    cluster.history.wait_for_job(job_id)
+    history = cluster.history.wait_for_job(job_id)
     attempts = cluster.history.attempts(job_id)
     tasks = [a for a in attempts if a.type != "AM"]
     per_rack: dict[str, int] = {}
@@ -294,9 +296,15 @@ def _job_result(cluster: Cluster, job: TestbedJob, place: Placement, app: tuple[
     counters = cluster.history.counters(job_id)
     keep = ("HDFS_BYTES_READ", "HDFS_BYTES_WRITTEN", "REDUCE_SHUFFLE_BYTES", "DATA_LOCAL_MAPS", "RACK_LOCAL_MAPS", "OTHER_LOCAL_MAPS")
     finish = report.finished_ms / 1000 - start
+
+    def since_start(ms: int) -> float | None:
+        return round(ms / 1000 - start, 2) if ms else None
+
+    containers = [(a.type, a.node_http_address.rsplit(":", 1)[0], since_start(a.started_ms), since_start(a.finished_ms)) for a in attempts]
     return JobResult(job.name, job.recurring, list(place.racks), job.arrival_s, round(submitted, 2), round(first, 2),
                      round(finish, 2), round(finish - job.arrival_s, 2), place.planned_finish_s, per_rack,
-                     {k: int(counters[k]["total"]) for k in keep if k in counters})
+                     {k: int(counters[k]["total"]) for k in keep if k in counters}, since_start(int(history.get("startTime") or 0)),
+                     containers)
 
 
 def _figures(results: list[JobResult], monitor: UplinkMonitor, scheduler: str, scenario: str, plan: dict[str, Any]) -> dict[str, Any]:
