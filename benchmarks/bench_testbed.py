@@ -27,8 +27,8 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any
 
 from corral_yarn.cluster.connect import Cluster
@@ -36,9 +36,13 @@ from corral_yarn.contracts import ClusterSpec, LatencyModel, Workload
 from corral_yarn.report import charts, html
 from corral_yarn.sim.experiments import run_all
 from corral_yarn.sim.run import RunSpec
+from corral_yarn.errors import InputError
 from corral_yarn.testbed import control, cpu, experiment
-from corral_yarn.testbed.experiment import PlanChoice
+from corral_yarn.testbed.experiment import PlanChoice, Profile
 from corral_yarn.testbed.shaping import Network
+from estimator.fit import fit_job
+from estimator.records import JobRun
+from estimator.store import HistoryStore
 
 SCENARIOS = ("batch", "online")
 # Corral as the thesis plans (§3.1.2 MRCute, whole racks §4.3, thesis order), then one change added at a time.
@@ -69,12 +73,19 @@ def main() -> None:
     parser.add_argument("--model-spec", type=Path, default=None, metavar="FILE",
                         help="--ablation: take MRCute+ from this cluster spec instead of fitting it on a training seed's runs")
     parser.add_argument("--runs-out", type=Path, default=None, metavar="FILE", help="--ablation: write every run's figures and jobs (JSON) here")
+    parser.add_argument("--profile-store", type=Path, default=None, metavar="STORE",
+                        help="--ablation: Corral plans each recurring job from its profile in this history store (selectivities "
+                             "and task rates of its earlier runs, thesis §3.1.2) instead of the workload's sizes and rates")
     parser.add_argument("--variants", nargs="+", default=list(ABLATION), choices=ABLATION, metavar="VARIANT",
                         help=f"--ablation: the Corral variants to run besides Yarn-CS (default all: {' '.join(ABLATION)})")
     args = parser.parse_args()
     args.variants = [v for v in ABLATION if v in args.variants]  # in the ablation's order
     if "+online-order" in args.variants and "+sharing" not in args.variants:
         parser.error("--variants: +online-order needs +sharing (its batch plan is the +sharing one)")
+    try:
+        args.profiles = profiles(args.profile_store) if args.profile_store else None
+    except InputError as e:
+        parser.error(str(e))
     args.namespace = args.namespace or control.namespace_for(args.home, "corral-bench")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     for noisy in ("hdfs", "corral_yarn.cluster", "urllib3"):
@@ -139,10 +150,11 @@ def _seed_runs(net: Network, plan_net: Network, state: dict[str, Any], descripti
     return results
 
 
-def _ablation_variants(model: LatencyModel, scenario: str, names: Sequence[str] = ABLATION) -> list[Variant]:
+def _ablation_variants(model: LatencyModel, scenario: str, names: Sequence[str] = ABLATION,
+                       profiles: Mapping[str, Profile] | None = None) -> list[Variant]:
     """Yarn-CS, then Corral with one change added at a time (those in ``names``); the online order changes nothing in batch."""
-    steps = [("corral-thesis", PlanChoice("paper", "whole-rack", "thesis")), ("+mrcute+", PlanChoice(model, "whole-rack", "thesis")),
-             ("+sharing", PlanChoice(model, "slots", "thesis")), ("+online-order", PlanChoice(model, "slots", "shortest-work"))]
+    steps = [("corral-thesis", PlanChoice("paper", "whole-rack", "thesis", profiles)), ("+mrcute+", PlanChoice(model, "whole-rack", "thesis", profiles)),
+             ("+sharing", PlanChoice(model, "slots", "thesis", profiles)), ("+online-order", PlanChoice(model, "slots", "shortest-work", profiles))]
     return [("yarn-cs", "yarn-cs", PlanChoice()),
             *[(n, "corral", c) for n, c in steps if n in names and (scenario == "online" or n != "+online-order")]]
 
@@ -155,7 +167,7 @@ def _ablation(net: Network, seeds: list[int], args: argparse.Namespace, started:
         control.reshape(net, args.namespace)
         model, fit = _ablation_model(net, state, description, args)
         runs = [r for seed in seeds for scenario in SCENARIOS
-                for r in _seed_runs(net, net, state, description, seed, scenario, _ablation_variants(model, scenario, args.variants), args)]
+                for r in _seed_runs(net, net, state, description, seed, scenario, _ablation_variants(model, scenario, args.variants, args.profiles), args)]
     finally:
         control.down(args.home, args.namespace)
     table = {}
@@ -173,6 +185,7 @@ def _ablation(net: Network, seeds: list[int], args: argparse.Namespace, started:
     if args.runs_out:
         args.runs_out.write_text(json.dumps({"runs": runs}))
     return {"benchmark": "testbed-ablation", "quick": args.quick, "seeds": seeds, "training_seed": None if args.model_spec else TRAINING_SEED,
+            "job_specs": f"profiled from {args.profile_store}" if args.profile_store else "workload",
             "oversubscription": args.oversubscription, "node_mbit_s": args.node_mbit, "node_cpus": args.node_cpus,
             "ratios_vs_yarn_cs": table, "same_plan_as_previous": _same_plans(description, net, seeds, model, args), "absolute": absolute, "model_fit": fit, "shaping": state["shaping"],
             "goal": {"batch_makespan": "<= 0.85", "online_median_jct": "<= 0.65"},
@@ -186,7 +199,7 @@ def _same_plans(description: dict[str, Any], net: Network, seeds: list[int], mod
     spec = experiment.cluster_spec(description, net)
     same: dict[str, dict[str, list[bool]]] = {}
     for scenario in SCENARIOS:
-        variants = [v for v in _ablation_variants(model, scenario, args.variants) if v[1] == "corral"]
+        variants = [v for v in _ablation_variants(model, scenario, args.variants, args.profiles) if v[1] == "corral"]
         for seed in seeds:
             jobs = experiment.workload(seed, scenario, quick=args.quick)
             plans = [{k: (p.racks, p.priority) for k, p in experiment.placements(jobs, "corral", scenario, spec, args.node_cpus, choice)[0].items()}
@@ -194,6 +207,19 @@ def _same_plans(description: dict[str, Any], net: Network, seeds: list[int], mod
             for (name, _, _), before, after in zip(variants[1:], plans, plans[1:]):
                 same.setdefault(name, {}).setdefault(scenario, []).append(before == after)
     return same
+
+
+def profiles(store: Path) -> dict[str, Profile]:
+    """Each recurring job's profile fitted on its runs in ``store`` (estimator.fit.fit_job: the runs' selectivities
+    and the median rate of their task samples), as the pipeline plans a job from its history."""
+    if not store.is_dir():
+        raise InputError(f"no history store at {store}", field="--profile-store")
+    runs: dict[str, list[JobRun]] = {}
+    for run in HistoryStore(store).runs():
+        runs.setdefault(run.recurring_key, []).append(run)
+    found = {key: fit_job(job_runs) for key, job_runs in runs.items()}
+    return {key: Profile(p.map_selectivity, p.reduce_selectivity, p.map_rate_bytes_per_s, p.reduce_rate_bytes_per_s)
+            for key, p in found.items() if None not in (p.map_selectivity, p.reduce_selectivity, p.map_rate_bytes_per_s, p.reduce_rate_bytes_per_s)}
 
 
 def _variant_ratio(runs: list[dict[str, Any]], variant: str, scenario: str, key: str) -> float:

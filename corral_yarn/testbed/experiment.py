@@ -24,6 +24,7 @@ import random
 import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -142,11 +143,27 @@ def task_rate(node_cpus: float | None) -> float:
     return MAP_RATE if node_cpus is None else CORE_RATE * node_cpus / MAP_SLOTS_PER_NODE
 
 
-def job_spec(job: TestbedJob, node_cpus: float | None = None) -> JobSpec:
-    output = float(job.input_bytes) if job.program == "sort" else 0.01 * job.input_bytes
-    rate = task_rate(node_cpus)
-    stage = StageSpec(name="main", input_bytes=float(job.input_bytes), shuffle_bytes=job.shuffle_bytes, output_bytes=output,
-                      map_tasks=job.maps, reduce_tasks=job.reduces, map_rate_bytes_per_s=rate, reduce_rate_bytes_per_s=rate)
+@dataclass(frozen=True)
+class Profile:
+    """A recurring job's profile from its earlier runs (thesis §3.1.2): selectivities and measured task rates."""
+
+    map_selectivity: float  # S_map = input / shuffle
+    reduce_selectivity: float  # S_reduce = shuffle / output
+    map_rate_bytes_per_s: float
+    reduce_rate_bytes_per_s: float
+
+
+def job_spec(job: TestbedJob, node_cpus: float | None = None, profile: Profile | None = None) -> JobSpec:
+    """What the planner is told about ``job``: with its ``profile``, this run's input at the profile's
+    selectivities and rates (thesis §3.1.2); without, the workload's sizes and every slot of a node busy."""
+    if profile is None:
+        shuffle, output = job.shuffle_bytes, float(job.input_bytes) if job.program == "sort" else 0.01 * job.input_bytes
+        map_rate = reduce_rate = task_rate(node_cpus)
+    else:
+        shuffle = job.input_bytes / profile.map_selectivity
+        output, map_rate, reduce_rate = shuffle / profile.reduce_selectivity, profile.map_rate_bytes_per_s, profile.reduce_rate_bytes_per_s
+    stage = StageSpec(name="main", input_bytes=float(job.input_bytes), shuffle_bytes=shuffle, output_bytes=output,
+                      map_tasks=job.maps, reduce_tasks=job.reduces, map_rate_bytes_per_s=map_rate, reduce_rate_bytes_per_s=reduce_rate)
     return JobSpec(name=job.name, arrival_s=job.arrival_s, stages=[stage], recurring_key=job.name)
 
 
@@ -159,11 +176,12 @@ def unshaped(net: Network) -> Network:
 class PlanChoice:
     """How Corral plans (docs/planner.md "Ablation on the testbed"): the latency model (``paper``: the thesis's
     MRCute, §3.1.2; or a fitted MRCute+), whole racks or slot-aware sharing, the prioritization order (None:
-    the scenario's default)."""
+    the scenario's default), and the recurring jobs' profiles (None: ``job_spec``'s sizes and rates)."""
 
     model: LatencyModel = "paper"
     sharing: Sharing = "whole-rack"
     order: Order | None = None
+    profiles: Mapping[str, Profile] | None = field(default=None, hash=False)
 
 
 @dataclass
@@ -186,14 +204,19 @@ def placements(jobs: list[TestbedJob], scheduler: Scheduler, scenario: str, spec
     if scheduler in ("yarn-cs", "shufflewatcher") or not recurring:
         return result, {}
     if plan is None:
-        plan = build_plan(Workload(jobs=[job_spec(j, node_cpus) for j in recurring]), spec.model_copy(update={"model": choice.model}),
+        profiles = choice.profiles or {}
+        missing = [j.name for j in recurring if choice.profiles is not None and j.name not in profiles]
+        if missing:
+            raise ValueError(f"no profile for the recurring jobs {', '.join(missing)}")
+        plan = build_plan(Workload(jobs=[job_spec(j, node_cpus, profiles.get(j.name)) for j in recurring]), spec.model_copy(update={"model": choice.model}),
                           scenario, order=choice.order, sharing=choice.sharing)  # type: ignore[arg-type]
     for planned in plan.jobs:
         result[planned.name] = Placement(
             racks=tuple(planned.racks), priority=planned.priority, place_input=scheduler == "corral",
             submit_s=result[planned.name].submit_s, planned_finish_s=planned.planned_finish_s)
     return result, {"objective_s": plan.objective_s, "lower_bound_s": plan.lower_bound_s, "order": plan.options.order,
-                    "sharing": plan.options.sharing, "model": "paper" if plan.model == "paper" else plan.model.name}
+                    "sharing": plan.options.sharing, "model": "paper" if plan.model == "paper" else plan.model.name,
+                    "job_specs": "workload" if choice.profiles is None else "profiled"}
 
 
 def shufflewatcher_racks(job: TestbedJob, nodes: list[NodeReport], map_slots: int) -> tuple[str, ...]:

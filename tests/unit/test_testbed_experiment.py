@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from corral_yarn.cluster.rm import NodeReport
 from corral_yarn.contracts import MRCutePlus
 from corral_yarn.testbed import experiment
@@ -94,3 +96,27 @@ def test_corral_plans_with_the_model_sharing_and_order_it_is_given() -> None:
     assert fitted["objective_s"] > thesis["objective_s"], "a per-job start-up cost lengthens every job's predicted latency"
     _, default = experiment.placements(jobs, "corral", "online", spec)
     assert (default["model"], default["sharing"], default["order"]) == ("paper", "whole-rack", "shortest-work")
+
+
+def test_a_profiled_job_is_this_runs_input_at_its_profiles_selectivities_and_rates() -> None:
+    """Thesis §3.1.2: shuffle = input / S_map, output = shuffle / S_reduce, the task rates as profiled."""
+    job = experiment.workload(0, "online", quick=True)[0]
+    profile = experiment.Profile(map_selectivity=2.0, reduce_selectivity=4.0, map_rate_bytes_per_s=5e5, reduce_rate_bytes_per_s=2e6)
+    stage = experiment.job_spec(job, 0.333, profile).stages[0]
+    assert (stage.input_bytes, stage.shuffle_bytes, stage.output_bytes) == (job.input_bytes, job.input_bytes / 2, job.input_bytes / 8)
+    assert (stage.map_rate_bytes_per_s, stage.reduce_rate_bytes_per_s) == (5e5, 2e6)
+    assert experiment.job_spec(job, 0.333).stages[0].map_rate_bytes_per_s == experiment.task_rate(0.333)
+
+
+def test_corral_plans_profiled_jobs_with_their_profiles_and_refuses_a_job_without_one() -> None:
+    jobs = experiment.workload(0, "online", quick=True)
+    spec = experiment.cluster_spec(DESCRIPTION, NET)
+    fast = experiment.Profile(1.0, 1.0, 4e7, 4e7)
+    profiles = {j.name: fast for j in jobs if j.recurring}
+    _, workload = experiment.placements(jobs, "corral", "online", spec, 0.333, experiment.PlanChoice("paper", "whole-rack", "thesis"))
+    _, profiled = experiment.placements(jobs, "corral", "online", spec, 0.333, experiment.PlanChoice("paper", "whole-rack", "thesis", profiles))
+    assert (workload["job_specs"], profiled["job_specs"]) == ("workload", "profiled")
+    assert profiled["objective_s"] < workload["objective_s"], "tasks profiled 100x faster finish sooner in the plan"
+    del profiles["sort-0"]
+    with pytest.raises(ValueError, match="no profile for the recurring jobs sort-0"):
+        experiment.placements(jobs, "corral", "online", spec, 0.333, experiment.PlanChoice("paper", "whole-rack", "thesis", profiles))
