@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 APP_MASTER = "org.apache.hadoop.mapreduce.v2.app.MRAppMaster"
 UNPACK_JAR_PATTERN = "(?:classes/|lib/).*"  # JobConf.UNPACK_JAR_PATTERN_DEFAULT
 DEFAULT_STAGING = "/tmp/hadoop-yarn/staging"
+AM_MAX_ATTEMPTS = "mapreduce.am.max-attempts"
+DEFAULT_AM_MAX_ATTEMPTS = 2  # MRJobConfig.DEFAULT_MR_AM_MAX_ATTEMPTS
 # YarnConfiguration.DEFAULT_YARN_CROSS_PLATFORM_APPLICATION_CLASSPATH and mapred-default.xml, for clusters that leave them unset
 DEFAULT_YARN_CLASSPATH = ("$HADOOP_CONF_DIR,$HADOOP_COMMON_HOME/share/hadoop/common/*,$HADOOP_COMMON_HOME/share/hadoop/common/lib/*,"
                           "$HADOOP_HDFS_HOME/share/hadoop/hdfs/*,$HADOOP_HDFS_HOME/share/hadoop/hdfs/lib/*,"
@@ -140,6 +142,7 @@ class MapReduceSubmitter:
         """Submit ``job`` unless it was already submitted for this plan and job (then return that one)."""
         if existing := self.rm.existing(tags):
             return existing
+        attempts = self.am_max_attempts(job)
         output = self.qualify(job.output)
         if self.hdfs.status(self._path(output), strict=False) is not None:
             raise InputError(f"output directory {output} already exists")
@@ -148,8 +151,21 @@ class MapReduceSubmitter:
         job = job.model_copy(update={"properties": {**job.properties, "mapreduce.job.tags": ",".join(tags.encode())}})
         am_mb = job.am_memory_mb or int(self.conf.get("yarn.app.mapreduce.am.resource.mb", "1536"))
         submission = Submission(name=job.name, tags=tags, priority=priority, queue=queue, memory_mb=am_mb,
-                                application_type="MAPREDUCE", reservation_id=reservation_id, grant_period=grant_period)
+                                application_type="MAPREDUCE", max_attempts=attempts, reservation_id=reservation_id,
+                                grant_period=grant_period)
         return self.rm.submit(submission, stage=lambda app_id, sub: replace(sub, am=self.stage(app_id, job, splits, output)))
+
+    def am_max_attempts(self, job: MapReduceJob) -> int:
+        """MRAppMaster attempts as ``YARNRunner`` asks them: ``mapreduce.am.max-attempts`` of the job, else of the
+        cluster, else 2; a later attempt recovers the finished tasks (the RM caps it at its own am.max-attempts)."""
+        given = job.properties.get(AM_MAX_ATTEMPTS) or self.conf.get(AM_MAX_ATTEMPTS, str(DEFAULT_AM_MAX_ATTEMPTS))
+        try:
+            attempts = int(given)
+        except ValueError:
+            attempts = 0
+        if attempts < 1:
+            raise InputError(f"{AM_MAX_ATTEMPTS} is {given!r}, not a whole number of at least 1")
+        return attempts
 
     def qualify(self, path: str) -> str:
         """A fully qualified hdfs:// URL; relative paths are under the user's home directory."""

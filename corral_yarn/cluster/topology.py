@@ -61,8 +61,12 @@ class Topology:
         return [d for d in self.datanodes if d.writable and d.rack.lower() in wanted]
 
     def rack_of_node(self, node: str) -> str | None:
-        """The rack of a NodeManager given its id (host:port) or HTTP address; None if unknown."""
-        return next((n.rack for n in self.nodemanagers if node in (n.node_id, n.http_address)), None)
+        """The rack of a NodeManager given its id (host:port) or HTTP address, else of the NodeManagers on its
+        host if they share one rack (the RM reports no HTTP address for a SHUTDOWN or LOST node); None if unknown."""
+        if exact := next((n.rack for n in self.nodemanagers if node in (n.node_id, n.http_address)), None):
+            return exact
+        on_host = {n.rack for n in self.nodemanagers if n.host == node.rsplit(":", 1)[0]}
+        return on_host.pop() if len(on_host) == 1 else None
 
     def canonical_racks(self, racks: list[str] | tuple[str, ...]) -> list[str]:
         """Rack names as the cluster spells them (tags come back lower-cased); unknown names kept as given."""

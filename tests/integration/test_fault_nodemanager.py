@@ -6,6 +6,9 @@ wait, verify locality, record) on ``fault_cluster`` and stops NodeManagers throu
 * one NodeManager of R_j = {/rack-a, /rack-b} while the job's tasks run on it: the job still succeeds, the
   containers it lost run again, and every container of the job, re-runs included, ran in R_j (3 of R_j's 4
   NodeManagers stay live, above the scheduler's fallback threshold of half);
+* the NodeManager of the job's ApplicationMaster, mid-job: MapReduce jobs are submitted with
+  ``mapreduce.am.max-attempts`` (2 by default, as YARNRunner), so a second MRAppMaster, again inside R_j,
+  finishes the job;
 * every NodeManager of R_j = {/rack-c}: the scheduler's fallback (§4.6) runs the job on the other racks,
   and the run record says why.
 
@@ -67,7 +70,7 @@ def task_container_host(fault_cluster: dict[str, Any], app_id: str, racks: list[
             containers = as_list((requests.get(f"{http}/ws/v1/node/containers", headers={"Accept": "application/json"},
                                                timeout=30).json().get("containers") or {}).get("container"))
             mine = [c for c in containers if c["id"].startswith(prefix)]
-            # not the AM's node: MapReduce applications are submitted with one attempt, so losing the AM fails the job
+            # not the AM's node: that fault is the AM test's
             if any(c["state"] == "RUNNING" for c in mine) and not any(c["id"].endswith("_000001") for c in mine):
                 return host
         time.sleep(0.5)
@@ -104,6 +107,29 @@ def test_job_survives_a_nodemanager_of_its_racks_and_reruns_inside_them(cluster:
     assert on_victim and any(a.state != "SUCCEEDED" for a in on_victim), ("the fault hit a running task", on_victim)
     assert [a.app_id for a in cluster.rm.find(run.tags)] == [app_id], "submitted once"
     assert execution.submit(cluster, run) == app_id, "a retried submit finds the application, submits nothing"
+
+
+def test_job_survives_the_loss_of_its_application_masters_node_with_a_second_attempt_in_its_racks(
+        cluster: Cluster, faults: Any, fault_cluster: dict[str, Any], tmp_path: Path) -> None:
+    racks = ["/rack-a", "/rack-b"]
+    run = planned_run(fault_cluster, tmp_path, "fault-nm-am", racks, blocks=4)
+    settings = PipelineSettings(home=tmp_path / "home")
+    execution.upload_input(cluster, run)
+    app_id = execution.submit(cluster, run)
+
+    task_container_host(fault_cluster, app_id, racks)  # the job is past its AM's start: tasks run
+    first = cluster.rm.attempts(app_id)
+    assert len(first) == 1, first
+    faults.stop("nodemanager", first[0].am.node_id.split(":")[0])
+    record = run_record(cluster, settings, run, app_id)
+
+    assert (record["state"], record["final_status"]) == ("FINISHED", "SUCCEEDED"), record
+    attempts = cluster.rm.attempts(app_id)
+    assert len(attempts) == 2, attempts
+    hosts = {n["host"] for r in fault_cluster["racks"] if r["name"] in racks for n in r["nodes"]}
+    assert attempts[1].am.node_id.split(":")[0] in hosts - {first[0].am.node_id.split(":")[0]}, attempts
+    assert record["locality"]["containers_in_racks"] == record["locality"]["containers"], record["locality"]
+    assert [a.app_id for a in cluster.rm.find(run.tags)] == [app_id], "submitted once"
 
 
 def test_job_falls_back_outside_its_racks_when_all_of_them_are_down_and_the_record_says_why(

@@ -105,6 +105,18 @@ def test_job_description_errors_name_the_field() -> None:
         parse(MapReduceJob, {"name": "j", "jar": "x", "inputs": ["i"], "output": "o", "program": "grep"}, source="job.json")
 
 
+def test_am_attempts_follow_yarnrunner_job_then_cluster_then_two() -> None:
+    s = submitter()
+    assert s.am_max_attempts(job()) == 2
+    site = MapReduceSubmitter(rm=None, hdfs=None, conf=ClientConfiguration({"mapreduce.am.max-attempts": "4"}, []),  # type: ignore[arg-type]
+                              user="alice")
+    assert site.am_max_attempts(job()) == 4
+    assert site.am_max_attempts(job(properties={"mapreduce.am.max-attempts": "1"})) == 1
+    for bad in ("0", "two", "-3"):
+        with pytest.raises(InputError, match=f"mapreduce.am.max-attempts is '{bad}'"):
+            s.am_max_attempts(job(properties={"mapreduce.am.max-attempts": bad}))
+
+
 def test_default_fs_must_be_hdfs() -> None:
     with pytest.raises(InputError, match="not an hdfs:// URL"):
         _ = ClientConfiguration({"fs.defaultFS": "file:///"}, []).default_fs

@@ -53,6 +53,15 @@ def test_mini_cluster_hosts_shared_by_nodemanagers_become_node_ids() -> None:
     assert topo.cluster_spec("t", 1.0e9, 1e8, 2.0).racks[0].machines == ["h:2", "h:45454"]
 
 
+def test_a_stopped_nodemanagers_rack_is_found_by_its_host() -> None:
+    gone = NodeReport("h2:45454", "h2", "/b", "SHUTDOWN", "", 4096, 4, 0)  # the RM drops a stopped node's HTTP address
+    topo = Topology((), (nm("h1", "/a"), gone, NodeReport("h3:1", "h3", "/a", "RUNNING", "h3:1", 4096, 4, 4096),
+                         NodeReport("h3:2", "h3", "/c", "RUNNING", "h3:2", 4096, 4, 4096)), ())
+    assert topo.rack_of_node("h1:8042") == "/a" and topo.rack_of_node("h2:8042") == "/b"
+    assert topo.rack_of_node("h3:2") == "/c" and topo.rack_of_node("h3:9") is None, "a host on two racks: only exact ids"
+    assert topo.rack_of_node("h4:8042") is None
+
+
 def test_no_usable_rack_is_a_cluster_error() -> None:
     with pytest.raises(ClusterError, match="no rack has both"):
         Topology((dn("a1", "/a"),), (nm("b1", "/b"),), ("x",)).cluster_spec("t", 1e9, 1e8, 2.0)
