@@ -67,7 +67,7 @@ def _attempt(rack: str, node: str = "") -> TaskAttempt:
 
 
 def test_locality_counts_containers_and_blocks_in_the_rack_set_case_insensitively() -> None:
-    nm = SimpleNamespace(node_id="h1:1", http_address="h1:8042", rack="/rack-b")
+    nm = SimpleNamespace(node_id="h1:1", host="h1", http_address="h1:8042", rack="/rack-b")
     topology = Topology(datanodes=(), nodemanagers=(nm,), disagreements=())  # type: ignore[arg-type]
     racks = attempt_racks([_attempt("/rack-a"), _attempt("/RACK-A"), _attempt("", "h1:8042"), _attempt("", "elsewhere:1")], topology)
     assert racks == ["/rack-a", "/RACK-A", "/rack-b", "unknown"]
