@@ -24,6 +24,11 @@ from corral_yarn.planner.schedule import DEFAULT_ORDER, Scenario, Schedule, Slot
 log = logging.getLogger(__name__)
 
 PLANNER_VERSION = f"corral-yarn-planner/{__version__}"
+# The planning algorithm's version per sharing mode: bumped whenever the same inputs give a different
+# plan in that mode, so that a plan_id pins one plan (docs/planner.md "Plan identity"). Version 1 is
+# hashed as before versions existed (whole-rack plans keep their plan_id); slots 2: split jobs hold
+# their racks' uplinks (25 Nov 2026).
+ALGORITHM_VERSION: dict[Sharing, int] = {"whole-rack": 1, "slots": 2}
 Implementation = Literal["fast", "reference"]
 IMPLEMENTATIONS: dict[str, Callable[..., Schedule]] = {
     "fast": fast.plan,
@@ -78,13 +83,15 @@ def build_plan(
     bound = lower_bound(scenario, bound_table, arrival) if with_bound else None
     # whole-rack plans keep the digest (and plan_id) they had before sharing existed; the same for the latency matrix
     extra = {"rack_latency_us": network.rack_us.tolist()} if network is not None else {}
+    algorithm = ALGORITHM_VERSION[sharing]
+    extra |= {"algorithm": algorithm} if algorithm > 1 else {}
     digest = inputs_sha256(workload, cluster, {"scenario": scenario, "alpha": alpha, "planner": PLANNER_VERSION,
                                                **options.model_dump(exclude=None if slots else {"sharing"}), **extra})
     planned = _planned_jobs(jobs, cluster, schedule, latency, penalized, arrival if scenario == "online" else 0 * arrival, job_class, network)
     rack_bytes = _rack_input_bytes(cluster, planned)
     return Plan(
         plan_id=digest[:16],
-        planner_version=PLANNER_VERSION,
+        planner_version=f"{PLANNER_VERSION} ({sharing} algorithm {algorithm})",
         inputs_sha256=digest,
         cluster_name=cluster.name,
         scenario=scenario,

@@ -175,25 +175,26 @@ class IncrementalPrioritization:
         limit = best * n_jobs + margin
         return -math.inf if prefix.completion_sum > limit else limit - prefix.completion_sum - waiting + prefix.duration_sum
 
-    def _waiting_after(self, prefix: Prefix, earliest_free: float, latest_free: float) -> tuple[float, float]:
+    def _waiting_after(self, prefix: Prefix, earliest_free: float, latest_free: float, uplink_free: float = -math.inf) -> tuple[float, float]:
         """A lower bound on sum(T_j - A_j) over the jobs after ``prefix`` (online), and its last level.
 
         Every later job starts at or after min_i F_i. A later job on all R racks (full width) starts
-        at or after max_i F_i, its arrival and the previous full-width job's finish, and every job
-        arriving after it starts after it finishes; up to FULL_WIDTH_JOBS of them are counted."""
+        at or after max_i F_i, its arrival and what the earlier full-width jobs hold (``_full_width``),
+        and every job arriving after it starts after the level it sets; up to FULL_WIDTH_JOBS of them are counted."""
         first = 0 if prefix.last_key is None else bisect_right(self.full_width, prefix.last_key)
-        position, level, finish, waiting = prefix.jobs, earliest_free, latest_free, 0.0
+        position, level, ready, waiting = prefix.jobs, earliest_free, latest_free, 0.0
         for arrival, _, _, j in self.full_width[first : first + FULL_WIDTH_JOBS]:
             end = bisect_right(self.arrival_by_position, arrival, position)  # may come before it
             waiting += self._waiting(level, position, end)
             position = end
-            finish = (finish if finish >= arrival else arrival) + self._holds(j)
-            level = finish if finish > level else level
+            ready, uplink_free = self._full_width(j, arrival, ready, uplink_free)
+            level = ready if ready > level else level
         return waiting + self._waiting(level, position, len(self.order)), level
 
-    def _holds(self, j: int) -> float:
-        """How long after its start a full-width job keeps every later job from starting: it holds every rack."""
-        return self.duration[j]
+    def _full_width(self, j: int, arrival: float, ready: float, uplink_free: float) -> tuple[float, float]:
+        """Full-width job j, given the time ``ready`` from which the later jobs may start: it starts then or at
+        its arrival and holds every rack for L_j(r_j), so the later jobs start after it finishes."""
+        return (ready if ready >= arrival else arrival) + self.duration[j], uplink_free
 
     def _waiting(self, level: float, start: int, stop: int) -> float:
         """sum of max(level - A, 0) over the positions start .. stop-1 (arrivals sorted by position)."""
@@ -262,9 +263,15 @@ class SlotPrioritization(IncrementalPrioritization):
         self.demand, self.capacity, self.slots = slots.demand, slots.capacity, slots
         self.checkpoints = [(self.checkpoints[0][0], RackSlots(self.n_racks, slots.capacity).snapshot())]  # type: ignore[list-item]
 
-    def _holds(self, j: int) -> float:
-        """A full-width job is every rack's last start: later jobs start at or after its start, not its finish."""
-        return 0.0
+    def _full_width(self, j: int, arrival: float, ready: float, uplink_free: float) -> tuple[float, float]:
+        """A full-width job is every rack's last start: later jobs start at or after its start, not its finish.
+        If it holds the uplinks (``SlotDemand.uplink``) it starts at or after ``uplink_free``, the last end
+        of an uplink held before it on any rack, and holds every rack's uplink until it finishes."""
+        start = ready if ready >= arrival else arrival
+        if not self.slots.uplink(j, self.n_racks):
+            return start, uplink_free
+        start = start if start >= uplink_free else uplink_free
+        return start, start + self.duration[j]
 
     def doomed_work(self, best: float, prefix: Prefix, racks: RackSlots) -> float:  # type: ignore[override]
         """As ``IncrementalPrioritization.doomed_work``. Batch: no later job uses a slot before its rack's last
@@ -280,7 +287,7 @@ class SlotPrioritization(IncrementalPrioritization):
         last_starts = racks.last_starts()
         earliest = float(last_starts.min())
         earliest = earliest if earliest > -math.inf else self.arrival_by_position[0]  # a rack no job used yet: no wait
-        waiting, level = self._waiting_after(prefix, earliest, float(last_starts.max()))
+        waiting, level = self._waiting_after(prefix, earliest, float(last_starts.max()), racks.uplink_frees())
         margin = SAFETY * (best * n_jobs + prefix.completion_sum + n_jobs * abs(level) + 2.0 * self.arrival_total + abs(prefix.duration_sum))
         limit = best * n_jobs + margin
         return -math.inf if prefix.completion_sum > limit else limit - prefix.completion_sum - waiting + prefix.duration_sum
@@ -352,7 +359,7 @@ def _check(latency: NDArray[np.float64], arrival: NDArray[np.float64], slots: Sl
 # a batch candidate usually moves its job to the front, and a batch give-up test costs O(R)
 CHECKPOINT_EVERY: dict[Scenario, int] = {"batch": 32, "online": 8}
 # with slot-aware sharing a batch candidate's placements cost O(R) each and its give-up comes a few jobs after it resumes
-SLOT_CHECKPOINT_EVERY: dict[Scenario, int] = {"batch": 4, "online": 8}
+SLOT_CHECKPOINT_EVERY: dict[Scenario, int] = {"batch": 4, "online": 4}
 
 
 PROBES = 4  # candidates with the lowest objective bounds evaluated first, for a good incumbent

@@ -45,16 +45,18 @@ class RackSlots:
         self.capacity = capacity
         self.racks = np.arange(n_racks)
         if snapshot is None:
-            snapshot = Snapshot(np.zeros(n_racks, dtype=np.int64), np.full(1, -np.inf), np.zeros(1), np.full((1, 1), np.inf), np.zeros((1, 1), dtype=np.int64), np.zeros(1))
+            snapshot = Snapshot(np.zeros(n_racks, dtype=np.int64), np.full(1, -np.inf), np.zeros(1), np.full((1, 1), np.inf), np.zeros((1, 1), dtype=np.int64), np.full(1, -np.inf))
         self.row_of = snapshot.row_of.copy()
         self.rows = snapshot.free_at.size  # rows in use; the arrays have room for R (at most R rows hold a rack)
         self.last_start = self._room(snapshot.last_start, -np.inf)  # L_i, -inf before any job
         self.free_at = self._room(snapshot.free_at, 0.0)  # F_i, 0 before any job (as the reference)
         self.ends = self._room(snapshot.ends, np.inf)  # running reservations' ends, ascending, padded with inf
         self.slots = self._room(snapshot.slots, 0)  # their slots, padded with 0
-        self.uplink_free = self._room(snapshot.uplink_free, 0.0)  # U_i, the last end of a job holding the uplink
+        self.uplink_free = self._room(snapshot.uplink_free, -np.inf)  # U_i, the last end of a job holding the uplink (-inf before any)
         self.held = self.slots.sum(axis=1)  # slots held at L_i
         self.held_after = self.held[:, None] - np.cumsum(self.slots, axis=1)  # slots still held after each end
+        self.size = np.bincount(self.row_of, minlength=n_racks)  # racks per row
+        self.rack_free = self.free_at[self.row_of]  # F_i per rack, for the idle-rack shortcut of ``place``
 
     def _room(self, used: NDArray[Any], pad: float) -> NDArray[Any]:
         """``used`` (the rows in use) in an array with room for R rows."""
@@ -71,6 +73,10 @@ class RackSlots:
         """L_i per rack."""
         return self.last_start[self.row_of]
 
+    def uplink_frees(self) -> float:
+        """max_i U_i: no job holding the uplinks of every rack starts before it."""
+        return float(self.uplink_free[: self.rows].max())
+
     def earliest(self, arrival: float, need: int, uplink: bool = False) -> NDArray[np.float64]:
         """e_i: the earliest time from which rack i can hold ``need`` more slots, at or after A and L_i
         (and U_i with ``uplink``)."""
@@ -85,23 +91,73 @@ class RackSlots:
     def place(self, arrival: float, need: int, width: int, duration: float, uplink: bool = False) -> tuple[float, NDArray[np.int64]]:
         """Book a job (Fig. 4.2 over slots): its start T and its racks, the r_j smallest (F_i, i) of
         those admitting it at T; with ``uplink`` it holds their uplinks too."""
+        idle = self._idle(arrival, width, need, duration, uplink)
+        if idle is not None:
+            return arrival, idle
         earliest = self.earliest(arrival, need, uplink)
         if width == earliest.size:
             start, chosen = float(earliest.max()), self.racks
         else:
             start = float(np.partition(earliest, width - 1)[width - 1])
-            key = np.where(earliest <= start, self.free_at[self.row_of], np.inf)
-            if width == 1:
-                chosen = np.array([int(np.argmin(key))])  # the first of equal keys: the lowest index
-            else:
-                kth = np.partition(key, width - 1)[width - 1]
-                below = np.flatnonzero(key < kth)
-                chosen = np.concatenate([below, np.flatnonzero(key == kth)[: width - below.size]])
+            key = np.where(earliest <= start, self.rack_free, np.inf)
+            chosen = _smallest(key, width)
         rows = self._rows_of(chosen)
         self._book(rows, start, start + duration, need)
         if uplink:
             self.uplink_free[rows] = np.maximum(self.uplink_free[rows], start + duration)
+        self.rack_free[chosen] = self.free_at[self.row_of[chosen]]
         return start, chosen
+
+    def _idle(self, arrival: float, width: int, need: int, duration: float, uplink: bool) -> NDArray[np.int64] | None:
+        """The shortcut of light load: if the r_j smallest (F_i, i) are at most A, every reservation on those
+        racks has ended by A (and L_i, U_i <= F_i), so each admits the job at A, no rack admits it earlier,
+        and they are the racks ``place`` takes. Their state after the job is its reservation alone."""
+        free = self.rack_free
+        if width == 1:
+            rack = int(free.argmin())  # the first of equal keys: the lowest index
+            if free[rack] > arrival:
+                return None
+            self._settle_one(rack, arrival, need, duration, uplink)
+            return np.array([rack])
+        chosen = self.racks if width == free.size else _smallest(free, width)
+        if free[chosen].max() > arrival:
+            return None
+        rows = self._rows_of(chosen)
+        end = arrival + duration
+        self._settled(rows, arrival, end, need)
+        if uplink:
+            self.uplink_free[rows] = end
+        free[chosen] = end
+        return chosen
+
+    def _settle_one(self, rack: int, start: float, need: int, duration: float, uplink: bool) -> None:
+        """``_idle`` for one rack: it takes a row of its own if it shares one."""
+        row = int(self.row_of[rack])
+        if self.size[row] > 1:
+            self.size[row] -= 1
+            copy = self.rows
+            self.rows += 1
+            self.size[copy] = 1
+            self.uplink_free[copy] = self.uplink_free[row]
+            self.row_of[rack] = row = copy
+        end = start + duration
+        self._settled(row, start, end, need)
+        if uplink:
+            self.uplink_free[row] = end
+        self.rack_free[rack] = end
+
+    def _settled(self, rows: NDArray[np.int64] | int, start: float, end: float, need: int) -> None:
+        """Rows whose reservations all ended by ``start`` take one of ``need`` slots over [start, end) (none if end = start)."""
+        if self.ends.shape[1] < 2:  # keep a padding column
+            self._widen(2)
+        self.ends[rows] = np.inf
+        self.slots[rows] = 0
+        self.held_after[rows] = 0
+        held = need if end > start else 0
+        if held:
+            self.ends[rows, 0], self.slots[rows, 0] = end, need
+        self.held[rows] = held
+        self.last_start[rows], self.free_at[rows] = start, end
 
     def _rows_of(self, chosen: NDArray[np.int64]) -> NDArray[np.int64]:
         """The rows holding exactly the chosen racks: a row only partly chosen gives its chosen racks a
@@ -111,12 +167,14 @@ class RackSlots:
         rows = self.row_of[chosen]
         taken = np.bincount(rows, minlength=self.rows)
         touched = np.flatnonzero(taken)
-        split = touched[taken[touched] < np.bincount(self.row_of, minlength=self.rows)[touched]]
+        split = touched[taken[touched] < self.size[touched]]
         if not split.size:
             return touched
         copies = np.arange(self.rows, self.rows + split.size)
         for array in (self.last_start, self.free_at, self.ends, self.slots, self.held, self.held_after, self.uplink_free):
             array[copies] = array[split]
+        self.size[copies] = taken[split]
+        self.size[split] -= taken[split]
         self.rows += split.size
         moved = np.arange(self.rows)
         moved[split] = copies
@@ -163,7 +221,16 @@ class RackSlots:
         since, slots = np.maximum(self.last_start[used], 0.0), self.slots[used]
         running = np.where(slots > 0, self.ends[used] - since[:, None], 0.0)
         per_row = self.capacity * since + (running * slots).sum(axis=1)
-        return float(per_row @ np.bincount(self.row_of, minlength=self.rows))
+        return float(per_row @ self.size[used])
+
+
+def _smallest(key: NDArray[np.float64], width: int) -> NDArray[np.int64]:
+    """The racks of the ``width`` smallest (key, index)."""
+    if width == 1:
+        return np.array([int(np.argmin(key))])  # the first of equal keys: the lowest index
+    kth = np.partition(key, width - 1)[width - 1]
+    below = np.flatnonzero(key < kth)
+    return np.concatenate([below, np.flatnonzero(key == kth)[: width - below.size]])
 
 
 def prioritize(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], counts: NDArray[np.int64], order: list[int],

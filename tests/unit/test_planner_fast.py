@@ -193,3 +193,10 @@ def test_racks_in_one_state_share_a_row() -> None:
     start, chosen = racks.place(0.0, 3, 150, 1.0)  # 6 + 3 > 8: waits for them to end; F_i ties: racks 0..149
     assert start == 5.0 and chosen.tolist() == list(range(150)) and racks.rows == 2
     assert racks.earliest(0.0, 8).tolist() == [6.0] * 150 + [5.0] * 250 and racks.last_starts().tolist() == [5.0] * 150 + [0.0] * 250
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_slot_sharing_with_arrivals_before_zero(scenario: Scenario) -> None:
+    # an untouched rack holds no uplink: a split job arriving before 0 starts at its arrival, as in the reference
+    latency = np.array([[2.0, 1.0], [2.0, 1.0], [3.0, 2.5]])
+    assert_same(scenario, latency, np.array([-5.0, -4.0, -4.5]), "thesis", SlotDemand(np.array([[1, 1], [1, 1], [2, 1]]), 2))

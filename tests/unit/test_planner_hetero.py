@@ -20,7 +20,7 @@ from corral_yarn.io import inputs_sha256, parse, to_json
 from corral_yarn.model import latency_table
 from corral_yarn.model.classes import class_cluster, identical_machines, job_on_class
 from corral_yarn.planner import fast, hetero, reference
-from corral_yarn.planner.build import _on_its_racks, build_plan
+from corral_yarn.planner.build import ALGORITHM_VERSION, _on_its_racks, build_plan
 from corral_yarn.planner.schedule import SlotDemand
 from corral_yarn.workloads import example_cluster, w1_like
 from tests.unit.planner_instances import arrivals, latencies
@@ -39,6 +39,9 @@ def classed(cluster: ClusterSpec, classes: dict[str, dict], per_rack: list[str])
 # slots plans changed on 25 Nov 2026 (split jobs hold their racks' uplinks, docs/planner.md "Slot-aware sharing")
 BEFORE = {("batch", "whole-rack"): "d2c812c9e3eb3d2b", ("batch", "slots"): "8a4686ec090d5c77",
           ("online", "whole-rack"): "7c25f4cfeafa5c77", ("online", "slots"): "8ad1b4f16c19dced"}
+# the algorithm version of each sharing mode these hashes were made with: a plan change (a new hash) needs a
+# bump of build.ALGORITHM_VERSION, so that a plan_id keeps pinning one plan (docs/planner.md "Plan identity")
+BEFORE_ALGORITHM = {"whole-rack": 1, "slots": 2}
 
 
 @pytest.mark.parametrize(("scenario", "sharing"), sorted(BEFORE))
@@ -48,6 +51,7 @@ def test_without_node_classes_plans_are_byte_for_byte_as_before(scenario: str, s
     for key in ("plan_id", "inputs_sha256", "planner_version"):
         plan.pop(key)
     assert hashlib.sha256(json.dumps(plan, sort_keys=True).encode()).hexdigest()[:16] == BEFORE[(scenario, sharing)]
+    assert ALGORITHM_VERSION[sharing] == BEFORE_ALGORITHM[sharing]
     assert "node_class" not in to_json(cluster) and inputs_sha256(workload, cluster)[:16] == "f8eb47c437a5d1db"
 
 

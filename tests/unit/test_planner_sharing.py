@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from planner_instances import Instance, instances
 
 from corral_yarn.contracts import JobSpec, MRCutePlus, StageSpec, Workload
-from corral_yarn.planner import reference
+from corral_yarn.planner import build, reference
 from corral_yarn.planner.build import build_plan, slot_demand
+from corral_yarn.workloads import w1_like
 from corral_yarn.planner.schedule import ORDERS, SCENARIOS, Order, Scenario, SlotDemand
 from corral_yarn.sim.run import RunSpec, simulate
 from corral_yarn.workloads import example_cluster
@@ -119,3 +121,17 @@ def test_the_simulator_runs_a_slots_plan_with_two_jobs_in_one_rack_at_once() -> 
     result = simulate(cluster, workload, RunSpec("corral", scenario="batch"), plan=plan)
     first, finish = [j.first_task_s for j in result.jobs], [j.finish_s for j in result.jobs]
     assert max(first) < min(finish)  # the two jobs' tasks ran in the one rack at the same time
+
+
+def test_a_plan_id_names_the_algorithm_version_of_its_sharing_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    # plans of a mode change only with a bump of its version (test_planner_hetero pins them), and the bump changes
+    # the plan_id of that mode's plans alone: an old plan_id never names a plan made by another algorithm
+    cluster, workload = example_cluster(), w1_like(8, seed=2)
+    before = {sharing: build_plan(workload, cluster, "batch", sharing=sharing, with_bound=False) for sharing in ("whole-rack", "slots")}
+    assert before["slots"].planner_version.endswith("(slots algorithm 2)")
+    monkeypatch.setitem(build.ALGORITHM_VERSION, "slots", 3)
+    after = {sharing: build_plan(workload, cluster, "batch", sharing=sharing, with_bound=False) for sharing in ("whole-rack", "slots")}
+    assert after["slots"].jobs == before["slots"].jobs and after["slots"].plan_id != before["slots"].plan_id
+    assert after["whole-rack"].plan_id == before["whole-rack"].plan_id
+    monkeypatch.setitem(build.ALGORITHM_VERSION, "whole-rack", 2)
+    assert build_plan(workload, cluster, "batch", with_bound=False).plan_id != before["whole-rack"].plan_id
