@@ -313,6 +313,7 @@ class SlotPrioritization(IncrementalPrioritization):
         """The current candidate's objective, or None once it provably cannot beat ``best``."""
         self._sort()
         n_jobs, every = len(self.order), self.checkpoint_every
+        saved_every = every * (ONLINE_TESTS_PER_SNAPSHOT if self.online else 1)  # a snapshot costs more than a give-up test
         max_finish_limit = math.inf if self.online else best
         completion_limit = best * n_jobs if self.online else math.inf
         prefix, snapshot = self.checkpoints[-1]
@@ -341,7 +342,7 @@ class SlotPrioritization(IncrementalPrioritization):
                 if work_total >= doomed_from:
                     self.given_up, self.doomed_from = prefix, doomed_from
                     return None
-                if jobs % every == 0:
+                if jobs % saved_every == 0:
                     self.checkpoints.append((prefix, racks.snapshot()))  # type: ignore[arg-type]
         return math.fsum(completion) / n_jobs if self.online else max_finish
 
@@ -358,16 +359,18 @@ def _check(latency: NDArray[np.float64], arrival: NDArray[np.float64], slots: Sl
 # jobs between checkpoints, tuned on W1-like workloads: online candidates often resume mid-order;
 # a batch candidate usually moves its job to the front, and a batch give-up test costs O(R)
 CHECKPOINT_EVERY: dict[Scenario, int] = {"batch": 32, "online": 8}
-# with slot-aware sharing a batch candidate's placements cost O(R) each and its give-up comes a few jobs after it resumes
+# with slot-aware sharing a batch candidate's placements cost O(R) each and its give-up comes a few jobs after it
+# resumes; online, most candidates resume at the start and give up at the first test (the later full-width jobs' waits)
 SLOT_CHECKPOINT_EVERY: dict[Scenario, int] = {"batch": 4, "online": 4}
+ONLINE_TESTS_PER_SNAPSHOT = 4  # online with sharing, the prefix state is saved at every 4th give-up test only
 
 
 PROBES = 4  # candidates with the lowest objective bounds evaluated first, for a good incumbent
 
 
 def _gallop(k: int, candidates: int) -> list[int]:
-    """Batch with sharing: candidates k + 1, k + 2, k + 4, ... probed after the incumbent k (candidate 0 or
-    a probe). Long runs of candidates there each beat the one before (the longest job widened again), and
+    """With sharing: candidates k + 1, k + 2, k + 4, ... probed after the incumbent k (in batch candidate 0 or
+    a probe, before the sweep; in both scenarios each one the sweep finds). Long runs of candidates there each beat the one before (the longest job widened again), and
     each was evaluated in full; a later, better incumbent lets the bounds skip most of them (docs/planner.md)."""
     return [k + step for step in (1 << i for i in range(candidates.bit_length())) if k + step < candidates]
 
@@ -442,11 +445,15 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
     for k in sorted(lowest.tolist(), key=lambda k: (bounds.objective[k], k)):
         probe = prioritization(prov.counts(k, n_jobs))
         best, winner = _consider(probe, k, float(bounds.objective[k]), float(bounds.work[k]), best, winner)
-    if slots is not None and scenario == "batch":
-        best, winner = _consider(prioritization(prov.counts(0, n_jobs)), 0, float(bounds.objective[0]), float(bounds.work[0]), best, winner)
+    def gallop(best: float, winner: int) -> tuple[float, int]:
         for k in _gallop(winner, prov.candidates):
             probe = prioritization(prov.counts(k, n_jobs))
             best, winner = _consider(probe, k, float(bounds.objective[k]), float(bounds.work[k]), best, winner)
+        return best, winner
+
+    if slots is not None and scenario == "batch":
+        best, winner = _consider(prioritization(prov.counts(0, n_jobs)), 0, float(bounds.objective[0]), float(bounds.work[0]), best, winner)
+        best, winner = gallop(best, winner)
     run = prioritization(prov.counts(0, n_jobs))
     best, winner = _consider(run, 0, float(bounds.objective[0]), float(bounds.work[0]), best, winner)
     effective = effective_arrival(scenario, arrival)
@@ -459,6 +466,8 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
             run.widen(steps, applied, i + 1)
             applied = i + 1
             best, winner = _consider(run, first + i, float(objective_bound[i]), float(work[i]), best, winner)
+            if slots is not None and winner == first + i:  # the sweep found a better candidate: gallop ahead of it too
+                best, winner = gallop(best, winner)
         run.widen(steps, applied, last - first)
     counts = prov.counts(winner, n_jobs)
     if slots is None:

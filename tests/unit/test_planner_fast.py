@@ -200,3 +200,22 @@ def test_slot_sharing_with_arrivals_before_zero(scenario: Scenario) -> None:
     # an untouched rack holds no uplink: a split job arriving before 0 starts at its arrival, as in the reference
     latency = np.array([[2.0, 1.0], [2.0, 1.0], [3.0, 2.5]])
     assert_same(scenario, latency, np.array([-5.0, -4.0, -4.5]), "thesis", SlotDemand(np.array([[1, 1], [1, 1], [2, 1]]), 2))
+
+
+def test_a_job_on_racks_idle_at_its_arrival_takes_them_at_once() -> None:
+    # RackSlots._idle: the r_j racks freeing first are free at A_j, so the job starts at A_j on them; a rack
+    # sharing a row with others moves to a row of its own, and the others keep theirs
+    racks = slots.RackSlots(6, 4)
+    racks.place(0.0, 4, 6, 2.0, uplink=True)  # every rack in one row, F_i = U_i = 2
+    start, chosen = racks.place(0.0, 1, 1, 1.0)  # not idle at 0: waits until 2, by the general rule, on rack 0
+    assert (start, chosen.tolist(), racks.rows) == (2.0, [0], 2)
+    start, chosen = racks.place(5.0, 3, 1, 4.0)  # racks 1..5 free since 2 (rack 0 since 3): rack 1, in a row of its own
+    assert (start, chosen.tolist(), racks.rows) == (5.0, [1], 3)
+    start, chosen = racks.place(5.0, 2, 3, 1.0, uplink=True)  # the 3 smallest (F_i, i): racks 2, 3, 4 (F 2; rack 0 has 3)
+    assert (start, sorted(chosen.tolist())) == (5.0, [2, 3, 4])
+    assert racks.earliest(5.0, 4, uplink=True).tolist() == [5.0, 9.0, 6.0, 6.0, 6.0, 5.0]
+    latency = np.array([[2.0] * 6, [1.0] * 6, [4.0] * 6, [1.0] * 6])
+    demand = SlotDemand(np.array([[4] * 6, [1] * 6, [3] * 6, [2] * 6]), 4)
+    counts, arrival = np.array([6, 1, 1, 3]), np.array([0.0, 0.0, 5.0, 5.0])
+    expected = reference.prioritize("online", latency, arrival, counts, slots=demand)
+    assert slots.prioritize("online", latency, arrival, counts, list(expected.order), demand).same_as(expected)
