@@ -93,6 +93,7 @@ def test_rows_match_the_job_counters(history: dict[str, Any]) -> None:
         assert (run.map_tasks, run.reduce_tasks) == (job["mapsTotal"], job["reducesTotal"]) == (len(run.map_task_samples), len(run.reduce_task_samples))
         assert sum(s.bytes for s in run.map_task_samples) == run.input_bytes
         assert sum(s.bytes for s in run.reduce_task_samples) == run.output_bytes
+        assert all(s.container_seconds is not None and s.container_seconds >= s.seconds for s in run.reduce_task_samples)  # shuffle and sort too
         assert run.recurring_key == "est-wordcount" and {r.lower() for r in run.racks} == {history["rack"].lower()}
     assert history["report"].read == history["report"].written + history["report"].duplicates + sum(history["report"].skipped.values())
     assert history["again"].written == 0 and history["again"].duplicates >= RUNS
