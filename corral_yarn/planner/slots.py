@@ -7,7 +7,8 @@ after L_i as (end, slots) sorted by end. Its held slots only fall after L_i, so 
 it takes a job of d slots arriving at A is e_i = max(A, L_i, the first end after which at most
 S - d slots stay held), and for a job that holds its racks' uplinks (``SlotDemand.uplink``) also at or
 after U_i, the last end of a reservation holding rack i's uplink; the reference's earliest T, at which r_j racks admit the job, is the r_j-th
-smallest e_i, and the racks admitting it are those with e_i <= T.
+smallest e_i, and the racks admitting it are those with e_i <= T. When the r_j racks of smallest F_i are
+free by A, T = A on them without computing e_i (``RackSlots._idle``).
 """
 
 from __future__ import annotations
