@@ -37,9 +37,11 @@ def wait_for(what: str, ready: Callable[[], bool], timeout_s: float = 120) -> No
 
 
 def asking_for_tasks(cluster: Cluster, app_id: str) -> bool:
-    """The application has outstanding container requests (its AM runs and wants task containers)."""
+    """The application's AM registered (state RUNNING) and has outstanding container requests: task containers.
+    Before it registers, the RM lists the request for the AM's own container, which is not a task's."""
     app = cluster.rm.rest.get(f"/ws/v1/cluster/apps/{app_id}")["app"]
-    return any(r.get("numContainers", 0) > 0 and r.get("resourceName") == "*" for r in app.get("resourceRequests") or [])
+    return app.get("state") == "RUNNING" and any(
+        r.get("numContainers", 0) > 0 and r.get("resourceName") == "*" for r in app.get("resourceRequests") or [])
 
 
 def running_containers(cluster: Cluster, app_id: str) -> int:
