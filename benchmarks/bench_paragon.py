@@ -7,17 +7,22 @@ search, its statistical (hash-sampled) variant and the three published baselines
 same workloads. Also the classification accuracy against the number of offline-profiled jobs, its ceiling
 (`ceiling_*`: the best SC of each job's noise-free speed, i.e. a classifier that knows every latent factor), and
 the accuracy on the setup of the paper's Table 1 (the 10-SC local cluster of Table 3, 20 offline jobs).
+Also on the low scenario's workloads: the matrices grown by the classified arrivals (§2.2; `grown_matrices`: accuracy
+against the jobs seen and QoS, with and without, on the same profiles), and Paragon with the servers' tolerated score
+as the least headroom (`--tolerated-rule` of schedule.py, not §3.2's text) beside §3.2's minimum.
 PNG figures go to --out.
 
 About 3-5 minutes on the shared 2 cores; ``--quick`` (the low scenario only, a shorter accuracy curve)
 well under a minute.
 
-Usage: .venv/bin/python benchmarks/bench_paragon.py [--quick] [--seed N] [--offline N] [--noise X] [--out DIR]
+Usage: .venv/bin/python benchmarks/bench_paragon.py [--quick] [--seed N] [--offline N] [--noise X] [--grow-every N]
+       [--out DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -27,7 +32,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from corral_yarn.cli.types import non_negative_float
+from corral_yarn.cli.types import non_negative_float, positive_int
 from corral_yarn.paragon import groundtruth, simulate
 
 PAPER = {
@@ -47,6 +52,8 @@ def _args() -> argparse.Namespace:
                    help="offline-profiled jobs (dense rows) in the utility matrices; §2.2 uses 50 at 1,000 servers")
     p.add_argument("--noise", type=non_negative_float, default=0.03,
                    help="the generator's per-entry noise of log speed (sensitivity only; docs/paragon.md, G7)")
+    p.add_argument("--grow-every", type=positive_int, default=250,
+                   help="arrivals between re-decompositions of the grown matrices (grown_matrices; §2.2)")
     p.add_argument("--out", default="out/bench_paragon", help="directory of the PNG figures")
     return p.parse_args()
 
@@ -77,6 +84,33 @@ def table1_setup(seed: int, noise: float) -> dict[str, float]:
             **{k: round(v, 4) for k, v in acc.items()}}
 
 
+WINDOW = 500  # arrivals per point of the accuracy against the jobs seen
+
+
+def grown_matrices(trained: simulate.Trained, truth: groundtruth.Truth, every: int, seed: int) -> dict:
+    """§2.2's growing matrices on the low scenario's workloads, each variant on the same profiles (one rng seed):
+    accuracy against the jobs seen and QoS (Paragon, NI), static against grown (all three matrices, or the two
+    interference matrices only), and the accuracy with a random SC pair per job (§2.2's "any two SCs")."""
+    variants = {"static": (trained, 0, simulate.MATRICES), "grown_all": (trained, every, simulate.MATRICES),
+                "grown_interference_only": (trained, every, ("tolerated", "caused")),
+                "random_sc_pair_static": (dataclasses.replace(trained, profile_scs=None), 0, simulate.MATRICES),
+                "random_sc_pair_grown_all": (dataclasses.replace(trained, profile_scs=None), every, simulate.MATRICES)}
+    out: dict = {"cadence_arrivals": every, "sgd_epochs": simulate.GROW_EPOCHS, "window_arrivals": WINDOW}
+    for name, (tr, grow_every, grown) in variants.items():
+        start = time.monotonic()
+        c = simulate.classify_workloads(tr, truth, np.random.default_rng(seed + 2), BATCH, grow_every=grow_every, grown=grown)
+        row = {"classification": {k: round(c.accuracy[k], 4) for k in ("best_sc", "within_5pct", "interference_err")},
+               "by_jobs_seen": {str(lo): {k: round(v, 4) for k, v in m.items()}
+                                for lo, m in simulate.accuracy_by_arrival(c.jobs, truth, WINDOW).items()},
+               "classify_seconds": round(time.monotonic() - start, 1)}
+        if not name.startswith("random"):
+            row["qos_fraction_low"] = {s: round(simulate.run(truth, c.jobs, "low", s, seed=seed).qos_fraction, 4)
+                                       for s in ("paragon", "interference_oblivious")}
+        out[name] = row
+        print(f"grown matrices {name}: {row['classification']}", file=sys.stderr)
+    return out
+
+
 def figures(out: str, perf: dict[str, np.ndarray], curve: dict[str, dict[str, float]]) -> list[str]:
     os.makedirs(out, exist_ok=True)
     fig = Figure(figsize=(6, 4))
@@ -105,7 +139,7 @@ def main() -> None:
     rng = np.random.default_rng(args.seed + 1)
     trained = simulate.models(w, args.offline, rng)
     scenarios = ["low"] if args.quick else list(simulate.SCENARIOS)
-    qos, mean_perf, decision, batch_ms, accuracy, low_perf, exact = {}, {}, {}, [], None, {}, {}
+    qos, mean_perf, decision, batch_ms, accuracy, low_perf, exact, headroom, grown = {}, {}, {}, [], None, {}, {}, {}, {}
     for scenario in scenarios:
         n, burst, _ = simulate.SCENARIOS[scenario]
         truth = groundtruth.jobs(w, n + burst, rng)
@@ -124,6 +158,10 @@ def main() -> None:
         if scenario == "low":  # the scheduler alone: the same workloads with their exact rows (oracle classification)
             exact = {s: round(simulate.run(truth, simulate.exact_jobs(truth), scenario, s, seed=args.seed).qos_fraction, 4)
                      for s in ("paragon", "interference_oblivious")}
+            headroom = {"classified": round(simulate.run(truth, classified.jobs, scenario, "paragon", args.seed, "headroom").qos_fraction, 4),
+                        "exact_rows": round(simulate.run(truth, simulate.exact_jobs(truth), scenario, "paragon", args.seed,
+                                                         "headroom").qos_fraction, 4)}
+            grown = grown_matrices(trained, truth, args.grow_every, args.seed)
     curve = accuracy_curve(w, [20, 100] if args.quick else [10, 20, 50, 100, 200], args.seed)
     table1 = table1_setup(args.seed, args.noise)
     pngs = figures(args.out, low_perf, curve)
@@ -132,6 +170,8 @@ def main() -> None:
         "benchmark": "paragon", "quick": args.quick, "seed": args.seed, "servers": 1000, "scs": len(groundtruth.SERVER_CONFIGS),
         "cores": int(groundtruth.servers()[1].sum()), "offline_jobs": args.offline, "noise": args.noise,
         "qos_fraction": qos["low"], "qos_fraction_exact_rows_low": exact, "qos_fraction_by_scenario": qos, "mean_performance_by_scenario": mean_perf,
+        "paragon_low_by_tolerated_rule": {"min": {"classified": qos["low"]["paragon"], "exact_rows": exact["paragon"]}, "headroom": headroom},
+        "grown_matrices": grown,
         "classification": {k: round(v, 4) for k, v in accuracy.items()},
         "accuracy_vs_offline_jobs": curve, "classification_table1_setup": table1,
         "profile_scs": [groundtruth.SERVER_CONFIGS[i][0] for i in trained.profile_scs],

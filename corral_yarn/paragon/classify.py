@@ -5,7 +5,8 @@ A utility matrix holds the dense rows of offline-profiled jobs. `train` centres 
 SVD (Q = U, P^T = Sigma V^T), keeps the rank whose singular values carry `energy` of the total
 (the confidence of each similarity concept) and refines P and Q by SGD. `classify` folds in a batch of
 new jobs, each known on a few columns only (two SC or two SoI profiles), with P held fixed (the exact point
-the SGD update converges to), then reconstructs their full rows. `choose_profile_columns` picks the two
+the SGD update converges to), then reconstructs their full rows. `grow` adds classified jobs back as rows (their
+profiled entries; §2.2) and decomposes the grown matrix again. `choose_profile_columns` picks the two
 SCs every new job is profiled on, by validation on the offline rows."""
 
 from __future__ import annotations
@@ -53,16 +54,20 @@ def train(dense: np.ndarray, eta: float = 0.02, lam: float = 0.05, energy: float
     """SVD of the centred offline matrix, then PQ reconstruction refined by SGD (§2.1)."""
     if dense.ndim != 2 or dense.shape[0] < 2 or not np.all(np.isfinite(dense)):
         raise ValueError(f"train: the offline utility matrix must be finite with >= 2 rows, got shape {dense.shape}")
-    means = dense.mean(axis=0)
-    centred = dense - means
+    return decompose(dense, np.ones(dense.shape, dtype=bool), eta, lam, energy, epochs, seed)
+
+
+def decompose(matrix: np.ndarray, known: np.ndarray, eta: float, lam: float, energy: float, epochs: int, seed: int) -> Model:
+    """SVD of the centred matrix R (Q = U, P^T = Sigma V^T, rank by `energy`), then SGD over its `known` entries only."""
+    means = matrix.mean(axis=0)
+    centred = matrix - means
     level = centred.mean(axis=1, keepdims=True)  # a job's own level: the bias factor, not a similarity concept
     u, s, vt = np.linalg.svd(centred - level, full_matrices=False)
-    r = min(rank_for(s, energy), dense.shape[1] - 1)
+    r = min(rank_for(s, energy), matrix.shape[1] - 1)
     q = np.hstack([u[:, :r] * np.sqrt(s[:r]), level])  # Q = U, P^T = Sigma V^T (split evenly)
-    p = np.hstack([vt[:r].T * np.sqrt(s[:r]), np.ones((dense.shape[1], 1))])  # last factor: the row's own level
+    p = np.hstack([vt[:r].T * np.sqrt(s[:r]), np.ones((matrix.shape[1], 1))])  # last factor: the row's own level
     rng = np.random.default_rng(seed)
-    rows, cols = np.indices(dense.shape)
-    rows, cols = rows.ravel(), cols.ravel()
+    rows, cols = np.nonzero(known)
     for _ in range(epochs):
         for k in rng.permutation(rows.size):
             i, u_ = rows[k], cols[k]
@@ -71,6 +76,18 @@ def train(dense: np.ndarray, eta: float = 0.02, lam: float = 0.05, energy: float
             q[i] += eta * (err * p[u_] - lam * q[i])
             p[u_, :-1] += eta * (err * qi[:-1] - lam * p[u_, :-1])
     return Model(means=means, p=p, confidence=s[:r] ** 2 / np.sum(s**2), eta=eta, lam=lam)
+
+
+def grow(model: Model, offline: np.ndarray, online: Sparse, energy: float = 0.9, epochs: int = 30, seed: int = 0) -> Model:
+    """The utility matrix with classified jobs added back as rows (§2.2: "insert it as a new row in matrix A"): R = the
+    offline rows over the online rows as reconstructed, their profiled entries in place; decomposed again (§2.1: SVD
+    of R), then SGD over the known entries only (offline rows dense, online rows their profiled entries)."""
+    rows = classify(model, online)
+    np.put_along_axis(rows, online.cols, online.values, axis=1)
+    known = np.zeros(rows.shape, dtype=bool)
+    np.put_along_axis(known, online.cols, True, axis=1)
+    return decompose(np.vstack([offline, rows]), np.vstack([np.ones(offline.shape, dtype=bool), known]),
+                     model.eta, model.lam, energy, epochs, seed)
 
 
 def fold_in(model: Model, known: Sparse) -> np.ndarray:

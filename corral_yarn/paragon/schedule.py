@@ -6,7 +6,11 @@ the SoIs in decreasing caused score of the new job, the D2 chain in increasing t
 difficult first, "exactly the same for D2"); each step keeps the servers whose D is >= -relax, and the D2
 chain filters what the D1 chain kept (their intersection). An empty set backtracks: the previous step's
 relax grows by `relax_step` until the set is non-empty, further back if needed. Among the survivors, the servers of the job's best SC, then min ||D1 + D2||_L1. A
-timeout stops the search and selects among the servers of the last non-empty set the same way."""
+timeout stops the search and selects among the servers of the last non-empty set the same way.
+
+The statistical variant: each server's tolerated scores are hashed per SoI (h_k, SHA-1 variations, 14 bits) when its
+load changes; a new job's caused score on SoI k, hashed by h_k, lands on a server of that hashed value (the next one
+up when none has it) and re-hashing gives more; the candidates are ranked by Q_i."""
 
 from __future__ import annotations
 
@@ -17,40 +21,63 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
+TOLERATED_RULES = ("min", "headroom")
+SCORE_BITS = 14  # §3.2: hashed outputs "have the same precision as inputs (14bits)"
+
+
 @dataclass
 class Servers:
-    """Per-server state (§3): SC, cores, cores in use, tolerated (min) and caused (sum) per SoI.
+    """Per-server state (§3): SC, cores, cores in use, tolerated and caused (sum) per SoI, and the hashed
+    tolerated scores of the statistical scheme.
 
     Caused scores are measured against a reference server's shared resources; a server with `capacity`
-    times those resources (groundtruth.capacity) feels each job's caused score divided by it."""
+    times those resources (groundtruth.capacity) feels each job's caused score divided by it. `tolerated_rule`
+    "min" is §3.2's text (the minimum of the residents' tolerated scores); "headroom" (an option, not the
+    paper's) is the least of each resident's tolerated score minus what the other residents already cause."""
 
     sc: np.ndarray
     cores: np.ndarray
     capacity: np.ndarray
     n_soi: int
+    tolerated_rule: str = "min"
     used: np.ndarray = field(init=False)
     caused: np.ndarray = field(init=False)
     tolerated: np.ndarray = field(init=False)
-    residents: list[dict[int, np.ndarray]] = field(init=False)  # job id -> its (predicted) tolerated scores
+    hashed: np.ndarray = field(init=False)  # servers x SoIs: h_k(tolerated score), recomputed when the load changes
+    residents: list[dict[int, tuple[np.ndarray, np.ndarray]]] = field(init=False)  # job id -> (tolerated, caused / capacity)
 
     def __post_init__(self) -> None:
+        if self.tolerated_rule not in TOLERATED_RULES:
+            raise ValueError(f"tolerated_rule: unknown {self.tolerated_rule!r}, expected one of {', '.join(TOLERATED_RULES)}")
         self.used = np.zeros(self.sc.size, dtype=int)
         self.caused = np.zeros((self.sc.size, self.n_soi))
         self.tolerated = np.ones((self.sc.size, self.n_soi))
+        empty = hash_scores(np.ones(self.n_soi))  # §3.2: hashed once, unless the load of a server changes
+        self.hashed = np.tile(empty, (self.sc.size, 1))
         self.residents = [{} for _ in range(self.sc.size)]
 
     def place(self, server: int, job: int, cores: int, tolerated: np.ndarray, caused: np.ndarray) -> None:
         self.used[server] += cores
         self.caused[server] += caused / self.capacity[server]
-        self.residents[server][job] = tolerated
-        self.tolerated[server] = np.minimum(self.tolerated[server], tolerated)
+        self.residents[server][job] = (tolerated, caused / self.capacity[server])
+        self._update(server)
 
     def remove(self, server: int, job: int, cores: int, caused: np.ndarray) -> None:
         self.used[server] -= cores
         self.caused[server] -= caused / self.capacity[server]
         del self.residents[server][job]
+        self._update(server)
+
+    def _update(self, server: int) -> None:
+        """The server's tolerated score per SoI after its residents changed (§3.2), and its hashes."""
         rest = list(self.residents[server].values())
-        self.tolerated[server] = np.min(rest, axis=0) if rest else 1.0
+        if not rest:
+            self.tolerated[server] = 1.0
+        elif self.tolerated_rule == "min":  # §3.2: "the sensitivity to tolerated interference is the minimum of these values"
+            self.tolerated[server] = np.min([t for t, _ in rest], axis=0)
+        else:  # headroom: t_r minus the pressure of the other residents, the least over r
+            self.tolerated[server] = np.min([t - (self.caused[server] - c) for t, c in rest], axis=0)
+        self.hashed[server] = hash_scores(self.tolerated[server])
 
 
 @dataclass(frozen=True)
@@ -111,15 +138,38 @@ def greedy(servers: Servers, job: Job, relax_step: float = 0.05, timeout_s: floa
     return pick(servers, job, base[chosen], (d1 + d2)[chosen], heterogeneity), backtracks
 
 
-def sample(job: Job, n_servers: int, candidates: int) -> np.ndarray:
-    """Hash-based candidate sampling (§3.2): SHA-1 of the job's caused score per SoI, re-hashed."""
-    ids: list[int] = []
-    for k, score in enumerate(np.round(job.caused * 16383).astype(int)):  # 14-bit scores
-        value = f"{k}:{score}".encode()
-        for _ in range(-(-candidates // job.caused.size)):
-            value = hashlib.sha1(value).digest()
-            ids.append(int.from_bytes(value[:8], "big") % n_servers)
-    return np.unique(ids)[:candidates]
+def quantise(scores: np.ndarray) -> np.ndarray:
+    """Sensitivity scores in [0, 1] as 14-bit integers (§3.2)."""
+    return np.round(np.clip(scores, 0, 1) * (2**SCORE_BITS - 1)).astype(int)
+
+
+def h(k: int, value: int) -> int:
+    """h_k: the SHA-1 variation of SoI k (§3.2: "different hash functions (h_i) for each SoI"), 14 bits in and out."""
+    return int.from_bytes(hashlib.sha1(f"{k}:{value}".encode()).digest()[:4], "big") % 2**SCORE_BITS
+
+
+def hash_scores(tolerated: np.ndarray) -> np.ndarray:
+    """A server's hashed tolerated score per SoI."""
+    return np.array([h(k, v) for k, v in enumerate(quantise(tolerated))])
+
+
+def sample(servers: Servers, job: Job, candidates: int) -> np.ndarray:
+    """Hash-based candidate sampling (§3.2): b = h_k(c_new(k)) corresponds to the server whose hashed tolerated score on
+    SoI k is b (the next one up, modulo 2^14, when none is; ties split by b); re-hashing b gives further servers.
+    A server whose tolerated score equals the job's caused score (D1 = 0 on that SoI) is its SoI's first candidate."""
+    picked: dict[int, None] = {}
+    per_soi = -(-candidates // job.caused.size)
+    for k, c in enumerate(quantise(job.caused)):
+        order = np.argsort(servers.hashed[:, k], kind="stable")
+        ring = servers.hashed[order, k]
+        b, seen = h(k, int(c)), set()
+        while len(seen) < per_soi and b not in seen:
+            seen.add(b)
+            at = int(np.searchsorted(ring, b)) % ring.size
+            tied = order[np.searchsorted(ring, ring[at]):np.searchsorted(ring, ring[at], side="right")]
+            picked.setdefault(int(tied[b % tied.size]), None)
+            b = h(k, b)  # re-hash b: the next candidate
+    return np.array(list(picked)[:candidates], dtype=int)
 
 
 def quality(t_server: np.ndarray, c_new: np.ndarray) -> np.ndarray:
@@ -132,7 +182,7 @@ def quality(t_server: np.ndarray, c_new: np.ndarray) -> np.ndarray:
 
 def statistical(servers: Servers, job: Job, candidates: int = 64) -> int:
     """The sampled candidate of best quality Q_i, among those of the job's best SC present."""
-    cands = np.intersect1d(sample(job, servers.sc.size, candidates), free(servers, job.cores))
+    cands = np.intersect1d(sample(servers, job, candidates), free(servers, job.cores))
     if cands.size == 0:
         cands = free(servers, job.cores)
     q = quality(servers.tolerated[cands], job.caused / servers.capacity[cands, None])
@@ -149,9 +199,9 @@ def interference_oblivious(servers: Servers, job: Job, rng: np.random.Generator)
     return int(rng.choice(fits[scores == scores.max()]))
 
 
-def heterogeneity_oblivious(servers: Servers, job: Job) -> int:
+def heterogeneity_oblivious(servers: Servers, job: Job, timeout_s: float = 0.05) -> int:
     """NH (§4): the greedy interference-aware search without visibility of the SCs."""
-    return greedy(servers, job, heterogeneity=False)[0]
+    return greedy(servers, job, timeout_s=timeout_s, heterogeneity=False)[0]
 
 
 def random_server(servers: Servers, job: Job, rng: np.random.Generator) -> int:

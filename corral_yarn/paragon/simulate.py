@@ -26,6 +26,8 @@ from corral_yarn.paragon.schedule import (Job, Servers, greedy, heterogeneity_ob
 SCENARIOS = {"low": (2500, 0, 0.5), "high": (5000, 0, 0.9), "oversubscribed": (7500, 1000, 1.3)}
 QOS_LOSS = 0.05  # §2.3: QoS is violated at 95 % of the performance in isolation
 SCHEDULERS = ("paragon", "heterogeneity_oblivious", "interference_oblivious", "random", "paragon_statistical")
+MATRICES = ("sc", "tolerated", "caused")
+GROW_EPOCHS = 10  # SGD epochs of each re-decomposition of a grown matrix (it starts at the SVD of R; docs/paragon.md)
 
 
 @dataclass(frozen=True)
@@ -45,30 +47,41 @@ class Trained:
     tolerated: classify.Model
     caused: classify.Model
     profile_scs: tuple[int, ...]
+    offline: tuple[np.ndarray, np.ndarray, np.ndarray]  # the dense offline rows of the three matrices
 
 
 def models(w: groundtruth.World, offline: int, rng: np.random.Generator) -> Trained:
     """Train the three utility matrices on `offline` densely profiled jobs, eta and lambda by validation, and
     choose the profiling SCs by validation on the same offline rows."""
     dense = groundtruth.jobs(w, offline, rng)
+    matrices = (groundtruth.per_core_log_speed(dense), dense.tolerated, dense.caused)
     out = []
-    for matrix in (groundtruth.per_core_log_speed(dense), dense.tolerated, dense.caused):
+    for matrix in matrices:
         eta, lam = classify.choose_sgd(matrix)
         out.append(classify.train(matrix, eta=eta, lam=lam))
-    speed = groundtruth.per_core_log_speed(dense)
-    pair = classify.choose_profile_columns(speed, out[0].eta, out[0].lam, folds=min(5, offline // 2))
-    return Trained(*out, profile_scs=pair)
+    pair = classify.choose_profile_columns(matrices[0], out[0].eta, out[0].lam, folds=min(5, offline // 2))
+    return Trained(*out, profile_scs=pair, offline=matrices)
 
 
-def classify_workloads(trained: Trained, truth: groundtruth.Truth, rng: np.random.Generator, batch: int) -> Classified:
-    """Classify arrivals in batches of `batch` from their two-SC and two-SoI profiles only."""
+def classify_workloads(trained: Trained, truth: groundtruth.Truth, rng: np.random.Generator, batch: int,
+                       grow_every: int = 0, grown: tuple[str, ...] = MATRICES) -> Classified:
+    """Classify arrivals in batches of `batch` from their two-SC and two-SoI profiles only. With `grow_every` > 0 the
+    profiled rows of the arrivals so far are added to the `grown` matrices, decomposed again every `grow_every`
+    arrivals (§2.2), before the next batch is classified."""
+    if set(grown) - set(MATRICES):
+        raise ValueError(f"grown: unknown matrices {sorted(set(grown) - set(MATRICES))}, expected some of {', '.join(MATRICES)}")
     seen = groundtruth.profile(truth, rng, sc_cols=trained.profile_scs)
-    rows: list[np.ndarray] = [[], [], []]
+    profiles = (seen.sc, seen.tolerated, seen.caused)
+    models = [trained.sc, trained.tolerated, trained.caused]
+    rows: list[list[np.ndarray]] = [[], [], []]
     times = []
     for lo in range(0, truth.cores.size, batch):
+        if grow_every and lo and lo // grow_every > (lo - batch) // grow_every:
+            models = [classify.grow(m, dense, classify.Sparse(cols=k.cols[:lo], values=k.values[:lo]), epochs=GROW_EPOCHS)
+                      if name in grown else m for name, m, dense, k in zip(MATRICES, models, trained.offline, profiles)]
         part = slice(lo, lo + batch)
         start = time.perf_counter()
-        for out, model, known in zip(rows, (trained.sc, trained.tolerated, trained.caused), (seen.sc, seen.tolerated, seen.caused)):
+        for out, model, known in zip(rows, models, profiles):
             out.append(classify.classify(model, classify.Sparse(cols=known.cols[part], values=known.values[part])))
         times.append((time.perf_counter() - start) * 1e3)
     sc, tol, cause = (np.vstack(r) for r in rows)
@@ -80,6 +93,19 @@ def classify_workloads(trained: Trained, truth: groundtruth.Truth, rng: np.rando
     jobs = [Job(sc_score=sc[j], tolerated=np.clip(tol[j], 0, 1), caused=np.clip(cause[j], 0, 1), cores=int(truth.cores[j]))
             for j in range(truth.cores.size)]
     return Classified(jobs=jobs, batch_ms=times, accuracy=accuracy)
+
+
+def accuracy_by_arrival(jobs: list[Job], truth: groundtruth.Truth, window: int) -> dict[int, dict[str, float]]:
+    """Best SC, within 5 % and interference error of the arrivals in each `window`, keyed by the jobs seen before it."""
+    sc = np.array([j.sc_score for j in jobs])
+    scores = np.array([np.concatenate([j.tolerated, j.caused]) for j in jobs])
+    out = {}
+    for lo in range(0, len(jobs), window):
+        part = slice(lo, lo + window)
+        het = classify.heterogeneity_metrics(sc[part], truth.speed[part])
+        err = classify.interference_metrics(scores[part], np.hstack([truth.tolerated, truth.caused])[part])
+        out[lo] = {"best_sc": het["best_sc"], "within_5pct": het["within_5pct"], "interference_err": err["interference_err"]}
+    return out
 
 
 def exact_jobs(truth: groundtruth.Truth) -> list[Job]:
@@ -125,8 +151,9 @@ def mean_duration(n: int, peak_jobs: float) -> float:
     return (lo + hi) / 2
 
 
-def run(truth: groundtruth.Truth, jobs: list[Job], scenario: str, scheduler: str, seed: int) -> Outcome:
-    """The scenario's arrivals, nominal durations sized so that required cores reach the scenario's load."""
+def run(truth: groundtruth.Truth, jobs: list[Job], scenario: str, scheduler: str, seed: int, tolerated_rule: str = "min") -> Outcome:
+    """The scenario's arrivals, nominal durations sized so that required cores reach the scenario's load; the servers'
+    tolerated score by `tolerated_rule` (schedule.TOLERATED_RULES: §3.2's "min" unless told)."""
     n, burst, load = SCENARIOS[scenario]
     if len(jobs) != n + burst:
         raise ValueError(f"run: scenario {scenario!r} takes {n + burst} workloads, got {len(jobs)}")
@@ -135,7 +162,7 @@ def run(truth: groundtruth.Truth, jobs: list[Job], scenario: str, scheduler: str
     at = arrivals(n, burst)
     peak = min(load * cores.sum() / truth.cores.mean(), 0.95 * len(jobs))
     duration = rng.exponential(mean_duration(len(jobs), peak), len(jobs))
-    servers = Servers(sc=sc, cores=cores, capacity=cap, n_soi=truth.caused.shape[1])
+    servers = Servers(sc=sc, cores=cores, capacity=cap, n_soi=truth.caused.shape[1], tolerated_rule=tolerated_rule)
     integral = np.zeros(len(jobs))
     last = np.zeros(len(jobs))
     rate = np.zeros(len(jobs))

@@ -114,3 +114,17 @@ def test_without_regularisation_one_profile_gives_the_least_norm_row() -> None:
     known = c.Sparse(cols=np.array([[2]]), values=np.array([[4.0]]))
     # one equation q1 = 4 (column 2's p = (0, 1)): q = (0, 4), the point SGD from q = 0 reaches; row (4, 4, 4)
     np.testing.assert_allclose(c.classify(hand_model(0.0), known), [[4.0, 4.0, 4.0]], atol=1e-9)
+
+
+def test_rows_added_back_improve_a_matrix_of_few_offline_rows() -> None:
+    rng = np.random.default_rng(0)
+    noisy = lambda n: low_rank(n, rng) + rng.normal(0, 0.05, (n, 8))  # noqa: E731
+    offline = noisy(4)  # too few dense rows to place the columns well
+    model = c.train(offline, lam=0.01, epochs=10)
+    online = c.hide(noisy(300), 2, rng)  # classified arrivals: two entries each, random columns (§2.2)
+    new = noisy(200)
+    known = c.hide(new, 2, rng)
+    before = np.abs(c.classify(model, known) - new).mean()
+    grown = c.grow(model, offline, online, epochs=10)
+    assert np.abs(c.classify(grown, known) - new).mean() < 0.75 * before
+

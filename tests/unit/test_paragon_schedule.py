@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import pytest
 
 from corral_yarn.paragon import schedule as s
 
 
-def cluster(sc: list[int], cores: list[int] | None = None, n_soi: int = 3) -> s.Servers:
+NO_TIMEOUT = math.inf  # the search's logic, not its wall-clock timeout: a 50 ms pause of the process under load
+# fired the timeout mid-search and failed these tests (reproduced with a clock that steps 30 ms per read)
+
+
+def cluster(sc: list[int], cores: list[int] | None = None, n_soi: int = 3, rule: str = "min") -> s.Servers:
     cores = cores or [4] * len(sc)
-    return s.Servers(sc=np.array(sc), cores=np.array(cores), capacity=np.ones(len(sc)), n_soi=n_soi)
+    return s.Servers(sc=np.array(sc), cores=np.array(cores), capacity=np.ones(len(sc)), n_soi=n_soi, tolerated_rule=rule)
 
 
 def job(best: int, tolerated: list[float], caused: list[float], n_sc: int = 2, cores: int = 1) -> s.Job:
@@ -29,20 +36,33 @@ def test_server_sensitivity_is_min_tolerated_and_sum_caused() -> None:
     np.testing.assert_allclose(servers.caused[0], [0.1, 0.2, 0.0])
 
 
+def test_the_headroom_option_subtracts_what_the_other_residents_cause() -> None:
+    servers = cluster([0], rule="headroom")
+    servers.place(0, 1, 1, np.array([0.5, 0.9, 0.7]), np.array([0.1, 0.2, 0.0]))
+    np.testing.assert_allclose(servers.tolerated[0], [0.5, 0.9, 0.7])  # alone: nothing else presses on it
+    servers.place(0, 2, 1, np.array([0.8, 0.4, 0.7]), np.array([0.1, 0.1, 0.3]))
+    # job 1: t - c_2 = (0.4, 0.8, 0.4); job 2: t - c_1 = (0.7, 0.2, 0.7); the least per SoI
+    np.testing.assert_allclose(servers.tolerated[0], [0.4, 0.2, 0.4])
+    servers.remove(0, 1, 1, np.array([0.1, 0.2, 0.0]))
+    np.testing.assert_allclose(servers.tolerated[0], [0.8, 0.4, 0.7])
+    with pytest.raises(ValueError, match="tolerated_rule: unknown 'max'"):
+        cluster([0], rule="max")
+
+
 def test_greedy_avoids_a_server_whose_load_cannot_tolerate_the_job_then_prefers_the_best_sc() -> None:
     servers = cluster([1, 1, 0])
     servers.place(0, 10, 1, np.array([0.1, 1.0, 1.0]), np.zeros(3))  # tolerates little on SoI 0
     new = job(best=1, tolerated=[1.0, 1.0, 1.0], caused=[0.5, 0.0, 0.0])
-    chosen, backtracks = s.greedy(servers, new)
+    chosen, backtracks = s.greedy(servers, new, timeout_s=NO_TIMEOUT)
     assert chosen == 1 and backtracks == 0
-    assert s.heterogeneity_oblivious(servers, new) in (1, 2)
+    assert s.heterogeneity_oblivious(servers, new, timeout_s=NO_TIMEOUT) in (1, 2)
 
 
 def test_min_deviation_among_the_best_sc_packs_the_server_that_fits_tightly() -> None:
     servers = cluster([0, 0])
     servers.place(0, 10, 1, np.array([0.6, 0.6, 0.6]), np.array([0.5, 0.5, 0.5]))
     new = job(best=0, tolerated=[0.6, 0.6, 0.6], caused=[0.5, 0.5, 0.5])
-    assert s.greedy(servers, new)[0] == 0  # D1 = 0.1, D2 = 0.1 beats the empty server's 0.5 and 0.6
+    assert s.greedy(servers, new, timeout_s=NO_TIMEOUT)[0] == 0  # D1 = 0.1, D2 = 0.1 beats the empty server's 0.5 and 0.6
 
 
 def test_backtracking_relaxes_qos_when_no_server_satisfies_every_soi() -> None:
@@ -50,7 +70,7 @@ def test_backtracking_relaxes_qos_when_no_server_satisfies_every_soi() -> None:
     servers.place(0, 10, 1, np.array([0.2, 1.0, 1.0]), np.zeros(3))
     servers.place(1, 11, 1, np.array([1.0, 0.1, 1.0]), np.zeros(3))
     new = job(best=0, tolerated=[1.0, 1.0, 1.0], caused=[0.3, 0.3, 0.0])
-    chosen, backtracks = s.greedy(servers, new)
+    chosen, backtracks = s.greedy(servers, new, timeout_s=NO_TIMEOUT)
     assert backtracks > 0 and chosen == 0  # server 0 violates SoI 0 by 0.1, server 1 violates SoI 1 by 0.2
 
 
@@ -64,7 +84,7 @@ def test_full_servers_are_not_candidates_until_all_are_full() -> None:
     servers = cluster([1, 0], cores=[1, 1])
     servers.place(0, 10, 1, np.ones(3), np.zeros(3))
     new = job(best=1, tolerated=[1.0] * 3, caused=[0.0] * 3)
-    assert s.greedy(servers, new)[0] == 1 and s.interference_oblivious(servers, new, np.random.default_rng(0)) == 1
+    assert s.greedy(servers, new, timeout_s=NO_TIMEOUT)[0] == 1 and s.interference_oblivious(servers, new, np.random.default_rng(0)) == 1
 
 
 def test_the_d1_chain_follows_caused_and_the_d2_chain_tolerated_scores() -> None:
@@ -75,7 +95,7 @@ def test_the_d1_chain_follows_caused_and_the_d2_chain_tolerated_scores() -> None
     # D1 chain first (SoI 0, the new job's highest caused score), then the D2 chain (SoI 1, its lowest
     # tolerated score): the D2 step empties the set and backtracking relaxes the D1 chain, so server 0.
     # One chain on min(D1, D2) by max(c, 1 - t) examined SoI 1 first and relaxed it: server 1.
-    chosen, backtracks = s.greedy(servers, new)
+    chosen, backtracks = s.greedy(servers, new, timeout_s=NO_TIMEOUT)
     assert chosen == 0 and backtracks > 0
 
 
@@ -103,9 +123,21 @@ def test_quality_orders_candidates_and_is_normalised() -> None:
 
 
 def test_hash_sampling_is_deterministic_and_spread() -> None:
+    servers = cluster(list(range(10)) * 100)
     new = job(best=0, tolerated=[1.0] * 3, caused=[0.2, 0.5, 0.7])
-    a, b = s.sample(new, 1000, 64), s.sample(new, 1000, 64)
+    a, b = s.sample(servers, new, 64), s.sample(servers, new, 64)
     np.testing.assert_array_equal(a, b)
-    assert 50 <= a.size <= 64 and a.max() > 500 and a.min() < 500
+    assert 50 <= a.size <= 64 and np.unique(a).size == a.size and a.max() > 500 and a.min() < 500
     other = job(best=0, tolerated=[1.0] * 3, caused=[0.3, 0.5, 0.7])
-    assert set(s.sample(other, 1000, 64)) != set(a)
+    assert set(s.sample(servers, other, 64)) != set(a)
+
+
+def test_a_server_tolerating_exactly_the_jobs_caused_score_is_sampled_first() -> None:
+    servers = cluster(list(range(10)) * 100)
+    new = job(best=0, tolerated=[1.0] * 3, caused=[0.3, 0.5, 0.7])
+    servers.place(417, 1, 1, np.array([0.3, 0.9, 0.9]), np.zeros(3))  # D1 = 0 on SoI 0: §3.2's optimal candidate
+    assert s.sample(servers, new, 64)[0] == 417
+    assert servers.hashed[417, 0] == s.h(0, int(s.quantise(np.array([0.3]))[0]))  # hashed again when its load changed
+    servers.remove(417, 1, 1, np.zeros(3))
+    np.testing.assert_array_equal(servers.hashed[417], servers.hashed[416])
+    assert s.sample(servers, new, 64)[0] != 417

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -117,3 +119,36 @@ def test_the_local_cluster_is_table_3_and_expected_speed_is_the_noise_free_part(
     assert t.speed.shape == (50, 10)
     np.testing.assert_allclose(t.speed, t.expected)
     np.testing.assert_allclose(t.fit, g.fit(t.cores, w.sc_cores))
+
+
+def test_grown_matrices_change_only_the_grown_predictions_and_see_only_profiles() -> None:
+    w = g.world(0)
+    trained = sim.models(w, 30, np.random.default_rng(0))
+    t = g.jobs(w, 40, np.random.default_rng(1))
+    static = sim.classify_workloads(trained, t, np.random.default_rng(5), batch=10)
+    grown = sim.classify_workloads(trained, t, np.random.default_rng(5), batch=10, grow_every=20, grown=("tolerated", "caused"))
+    for a, b in zip(static.jobs, grown.jobs):
+        np.testing.assert_array_equal(a.sc_score, b.sc_score)  # the SC matrix not grown
+    assert all(np.array_equal(a.caused, b.caused) for a, b in zip(static.jobs[:20], grown.jobs[:20]))  # before the first growth
+    assert not all(np.array_equal(a.caused, b.caused) for a, b in zip(static.jobs[20:], grown.jobs[20:]))
+    seen = g.profile(t, np.random.default_rng(5), sc_cols=trained.profile_scs)
+    hidden = np.ones_like(t.tolerated, dtype=bool)
+    np.put_along_axis(hidden, seen.tolerated.cols, False, axis=1)
+    changed = dataclasses.replace(t, tolerated=np.where(hidden, 1 - t.tolerated, t.tolerated),
+                                  caused=np.where(hidden, 1 - t.caused, t.caused))
+    again = sim.classify_workloads(trained, changed, np.random.default_rng(5), batch=10, grow_every=20)
+    full = sim.classify_workloads(trained, t, np.random.default_rng(5), batch=10, grow_every=20)
+    for a, b in zip(full.jobs, again.jobs):  # the rows added back are the profiled entries, never the truth's others
+        np.testing.assert_array_equal(a.tolerated, b.tolerated)
+        np.testing.assert_array_equal(a.caused, b.caused)
+    with pytest.raises(ValueError, match="grown: unknown matrices \\['speed'\\]"):
+        sim.classify_workloads(trained, t, np.random.default_rng(5), batch=10, grow_every=20, grown=("speed",))
+
+
+def test_accuracy_by_arrival_windows_and_the_tolerated_rule_is_validated() -> None:
+    t = truth(2500)
+    jobs = sim.exact_jobs(t)
+    by = sim.accuracy_by_arrival(jobs, t, 1000)
+    assert list(by) == [0, 1000, 2000] and by[2000]["best_sc"] == 1.0 and by[0]["interference_err"] == 0.0
+    with pytest.raises(ValueError, match="tolerated_rule: unknown 'max'"):
+        sim.run(t, jobs, "low", "paragon", seed=0, tolerated_rule="max")
