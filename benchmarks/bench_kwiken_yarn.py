@@ -16,24 +16,28 @@ the same stragglers and the same drift of the machine's load:
 - ``default``: Hadoop's default speculation (DefaultSpeculator with mapred-default.xml's keys and its
   LegacyTaskRuntimeEstimator);
 - ``kwiken``: Kwiken's per-job settings from ``corral kwiken yarn-plan``'s code (Kwiken's
-  TaskRuntimeEstimator: a task is copied once it runs past its stage's T_s), re-planned before each of
+  TaskRuntimeEstimator under its default progress rule: a task is copied once its projected runtime,
+  elapsed / progress, exceeds its stage's T_s, or it runs past T_s), re-planned before each of
   its rounds so that its copies are expected to spend the extra container-seconds per round default
   speculation has spent so far in this run (equal spend; default runs first in round 0). The extra
   container-seconds are measured from JobHistory as the planner predicts them: the durations of the
   attempts that did not succeed (a losing copy, or an original killed because its copy won);
+- ``kwiken-timeout`` (with ``--timeout-arm``): the same, under the thesis's timeout rule (a copy once a task
+  has run T_s, §5.3.1), planned the same way;
 - ``none`` (not with ``--quick``): no speculation. The history rounds are runs without speculation too and
   are reported as ``history`` (not alternated with the others).
 
 Reported side by side: p50/p99/max JCT per arm, their ratios, what each arm spent (overall and per
 round) and what Kwiken's plan expected to spend (``expected_extra_container_s``), next to what eq. 5.3's
 linear allocation at the same budget (a copy priced at a mean task) is expected to spend.
-Job completion time (JCT) is JobHistory's finishTime - submitTime.
+Job completion time (JCT) is JobHistory's finishTime - submitTime. Per arm, ``copy_launch_after_s``: when each
+task's speculative copy started after its first attempt did (JobHistory's startTime), and how many copies won.
 
 Needs root (cgroups). ``--quick``: 3 history rounds and 2 test rounds of the two arms default and
 kwiken (7 rounds of 4 jobs; a round takes one to several minutes depending on the machine's load).
 Without it, 4 history rounds and 4 test rounds of the three arms.
 
-Usage: sudo .venv/bin/python benchmarks/bench_kwiken_yarn.py [--quick] [--cpu-quota F] [--cluster-json PATH]
+Usage: sudo .venv/bin/python benchmarks/bench_kwiken_yarn.py [--quick] [--timeout-arm] [--cpu-quota F] [--cluster-json PATH]
 """
 
 from __future__ import annotations
@@ -58,7 +62,7 @@ import numpy as np
 from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.history import job_id_of
 from corral_yarn.cluster.rest import Retry
-from corral_yarn.kwiken.speculation import SPECULATIVE, SpeculationSettings, apportion, budget_matching, expected_spend, plan_speculation
+from corral_yarn.kwiken.speculation import SPECULATIVE, Rule, SpeculationSettings, apportion, budget_matching, expected_spend, plan_speculation
 from corral_yarn.minicluster import StartOptions, load_description, start_cluster, stop_cluster
 from corral_yarn.pipeline.catalog import RecurringJob
 from corral_yarn.pipeline.history import history_source
@@ -76,6 +80,7 @@ WORDS = [f"w{k:04d}" for k in range(2000)]
 # (key, program, maps, reduces): the recurring jobs; one input block per map
 JOBS = [("wc-big", "wordcount", 8, 3), ("sort-mid", "sort", 6, 3), ("grep-mid", "grep", 6, 1), ("wc-small", "wordcount", 4, 1)]
 OFF = {SPECULATIVE["map"]: "false", SPECULATIVE["reduce"]: "false"}
+RULES: dict[str, Rule] = {"kwiken": "progress", "kwiken-timeout": "timeout"}  # Kwiken's arms and their estimator's rule
 ON = {SPECULATIVE["map"]: "true", SPECULATIVE["reduce"]: "true"}  # mapred-default.xml's; the rest of its keys untouched
 
 
@@ -179,7 +184,8 @@ class Bench:
         seconds = [max(0, a.finished_ms - a.started_ms) / 1000 if a.finished_ms else 0.0 for a in attempts]
         tasks = {a.attempt_id.rsplit("_", 1)[0].replace("attempt_", "task_") for a in attempts}
         conf = self.cluster.history.conf(job_id)
-        return {"config": config, "key": key, "job_id": job_id, "succeeded": final.succeeded,
+        launches, won = _copies(attempts)
+        return {"config": config, "key": key, "job_id": job_id, "succeeded": final.succeeded, "copy_launch_after_s": launches, "copies_won": won,
                 "jct_s": (job["finishTime"] - job["submitTime"]) / 1000,
                 "task_container_s": sum(seconds), "extra_container_s": sum(s for a, s in zip(attempts, seconds) if a.state != "SUCCEEDED"),
                 "tasks": len(tasks), "attempts": len(attempts), "settings_in_job_conf": all(_same(conf.get(k), v) for k, v in props.items())}
@@ -203,6 +209,21 @@ class Progress:
                  self.done, self.total, label, now - started, now - self.start, left)
 
 
+def _copies(attempts: list[Any]) -> tuple[list[float], int]:
+    """Per task with a speculative copy: the seconds from its first attempt's start to the copy's; and how many
+    copies won (the task's first attempt did not succeed)."""
+    by_task: dict[str, list[Any]] = {}
+    for a in attempts:
+        by_task.setdefault(a.attempt_id.rsplit("_", 1)[0], []).append(a)
+    launches, won = [], 0
+    for group in by_task.values():
+        if len(group) > 1:
+            first, copy = sorted(group, key=lambda a: a.started_ms)[:2]
+            launches.append((copy.started_ms - first.started_ms) / 1000)
+            won += first.state != "SUCCEEDED"
+    return launches, won
+
+
 def _same(shown: str | None, given: str) -> bool:
     """JobHistory's JSON types values (``0.0`` may come back as ``0``): equal as numbers, else as text."""
     try:
@@ -219,7 +240,17 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
             "mean_jct_s": float(jct.mean()), "task_container_s": task_s, "extra_container_s": extra,
             "extra_fraction": extra / max(task_s - extra, 1e-9), "speculative_attempts": sum(r["attempts"] - r["tasks"] for r in runs),
             "settings_in_job_conf": all(r["settings_in_job_conf"] for r in runs),
+            "copy_launch_after_s": _quantiles([d for r in runs for d in r["copy_launch_after_s"]]),
+            "copies_won": sum(r["copies_won"] for r in runs),
             "mean_jct_s_by_job": {k: float(np.mean([r["jct_s"] for r in runs if r["key"] == k])) for k, *_ in JOBS}}
+
+
+def _quantiles(values: list[float]) -> dict[str, float | int]:
+    if not values:
+        return {"copies": 0}
+    v = np.array(values)
+    return {"copies": int(v.size), "min": float(v.min()), "p10": float(np.percentile(v, 10)), "p50": float(np.percentile(v, 50)),
+            "p90": float(np.percentile(v, 90)), "max": float(v.max())}
 
 
 def _args() -> argparse.Namespace:
@@ -227,6 +258,7 @@ def _args() -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="3 history rounds and 2 test rounds (ABBA) of default and Kwiken only")
     p.add_argument("--history-rounds", type=int, default=None, help="rounds without speculation for the history (default 4; --quick 3)")
     p.add_argument("--rounds", type=int, default=None, help="test rounds, each running every arm once (default 4; --quick 2)")
+    p.add_argument("--timeout-arm", action="store_true", help="a third test arm, kwiken-timeout: Kwiken under the thesis's timeout rule")
     p.add_argument("--cpu-quota", type=float, default=0.1, help="the slow node's CPU, a fraction of one core (default 0.1)")
     p.add_argument("--cluster-json", type=Path, default=None, help="use this running embedded cluster instead of starting one")
     return p.parse_args()
@@ -239,7 +271,7 @@ def main() -> None:
     start = time.monotonic()
     history_rounds = args.history_rounds or (3 if args.quick else 4)
     rounds = args.rounds or (2 if args.quick else 4)
-    arms = ["default", "kwiken"] if args.quick else ["default", "kwiken", "none"]
+    arms = ["default", "kwiken"] + (["kwiken-timeout"] if args.timeout_arm else []) + ([] if args.quick else ["none"])
     work = Path(tempfile.mkdtemp(prefix="bench-kwiken-yarn-"))
     options = StartOptions(base_dir=work / "cluster", exit_with=os.getpid())
     description = load_description(args.cluster_json) if args.cluster_json else start_cluster(options)
@@ -259,17 +291,17 @@ def arm_order(arms: list[str], k: int) -> list[str]:
     return [first, *(a for a in arms if a not in (first, last)), last]
 
 
-def plan_kwiken(store: HistoryStore, default_runs: list[dict[str, Any]]) -> tuple[SpeculationSettings, dict[str, float]]:
-    """Kwiken's settings expected to spend the extra container-seconds per round that default speculation has
-    spent so far, and what eq. 5.3's linear cost would have planned at the same budget."""
+def plan_kwiken(store: HistoryStore, default_runs: list[dict[str, Any]], rule: Rule) -> tuple[SpeculationSettings, dict[str, Any]]:
+    """Kwiken's settings under ``rule`` expected to spend the extra container-seconds per round that default
+    speculation has spent so far, and what eq. 5.3's linear cost would have planned at the same budget."""
     stages, runs = task_stages(store.runs())
     target = sum(r["extra_container_s"] for r in default_runs) / (len(default_runs) / len(JOBS))
-    settings = plan_speculation(stages, budget_matching(target, stages), runs)
-    linear, _ = apportion(stages, settings.budget)
-    return settings, {"target_extra_container_s": target, "budget": settings.budget, "sumvar_budget": settings.sumvar_budget,
+    settings = plan_speculation(stages, budget_matching(target, stages), runs, rule=rule)
+    linear, _ = apportion(stages, settings.budget, rule=rule)
+    return settings, {"rule": rule, "target_extra_container_s": target, "budget": settings.budget, "sumvar_budget": settings.sumvar_budget,
                       "planned_cost": settings.planned_cost, "planned_extra_fraction": settings.planned_extra_fraction,
                       "expected_extra_container_s": settings.expected_extra_container_s,
-                      "linear_plan_expected_extra_container_s": expected_spend(stages, linear)[0]}
+                      "linear_plan_expected_extra_container_s": expected_spend(stages, linear, rule=rule)[0]}
 
 
 def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: int, quota: float, arms: list[str]) -> dict[str, Any]:
@@ -281,7 +313,7 @@ def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: in
     store = HistoryStore(work / "history")
     by: dict[str, list[dict[str, Any]]] = {a: [] for a in ["history", *arms]}
     per_round: list[dict[str, Any]] = []
-    settings: SpeculationSettings | None = None
+    plans: dict[str, SpeculationSettings] = {}
     progress = Progress(history_rounds + rounds * len(arms))
     with SlowNode(slow, marker, quota) as node:
         for k in range(history_rounds):
@@ -292,21 +324,22 @@ def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: in
         for k in range(rounds):
             entry: dict[str, Any] = {"round": k, "order": arm_order(arms, k)}
             for arm in entry["order"]:
-                if arm == "kwiken":
-                    settings, entry["kwiken_plan"] = plan_kwiken(store, by["default"])
-                    log.info("Kwiken's plan %s: %s", entry["kwiken_plan"], {j.key: j.properties for j in settings.jobs})
-                props = {key: OFF if arm == "none" else ON if arm == "default" else settings.properties(key) for key in bench.jobs}
+                if arm in RULES:
+                    plans[arm], entry[f"{arm}_plan"] = plan_kwiken(store, by["default"], RULES[arm])
+                    log.info("Kwiken's plan (%s) %s: %s", arm, entry[f"{arm}_plan"], {j.key: j.properties for j in plans[arm].jobs})
+                props = {key: OFF if arm == "none" else ON if arm == "default" else plans[arm].properties(key) for key in bench.jobs}
                 started = time.monotonic()
                 runs = bench.round(arm, k, props)
                 by[arm] += runs
-                entry[arm] = {"extra_container_s": summary(runs)["extra_container_s"], "extra_fraction": summary(runs)["extra_fraction"],
-                              "max_jct_s": summary(runs)["max_jct_s"], "wall_s": round(time.monotonic() - started, 1)}
+                done = summary(runs)
+                entry[arm] = {"extra_container_s": done["extra_container_s"], "extra_fraction": done["extra_fraction"],
+                              "max_jct_s": done["max_jct_s"], "copy_launch_after_s": done["copy_launch_after_s"], "wall_s": round(time.monotonic() - started, 1)}
                 log.info("round %d %s: %s", k, arm, json.dumps(entry[arm]))
                 progress.round_done(f"{arm} {k}", started)
             per_round.append(entry)
         moved = len(node.moved)
     s = {c: summary(r) for c, r in by.items()}
-    assert settings is not None
+    settings = plans["kwiken"]
     figures = {
         "yarn.p99_jct_ratio_vs_default_speculation": s["kwiken"]["p99_jct_s"] / s["default"]["p99_jct_s"],
         "yarn.max_jct_ratio_vs_default_speculation": s["kwiken"]["max_jct_s"] / s["default"]["max_jct_s"],
@@ -315,6 +348,10 @@ def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: in
         "yarn.extra_fraction_ratio_vs_default_speculation": s["kwiken"]["extra_fraction"] / max(s["default"]["extra_fraction"], 1e-9),
         "yarn.kwiken_spent_over_expected": s["kwiken"]["extra_container_s"] / max(sum(e["kwiken_plan"]["expected_extra_container_s"] for e in per_round), 1e-9),
     }
+    if "kwiken-timeout" in s:
+        figures["yarn.kwiken_timeout_p99_jct_ratio_vs_default_speculation"] = s["kwiken-timeout"]["p99_jct_s"] / s["default"]["p99_jct_s"]
+        figures["yarn.kwiken_timeout_extra_container_s_ratio_vs_default_speculation"] = (
+            s["kwiken-timeout"]["extra_container_s"] / max(s["default"]["extra_container_s"], 1e-9))
     if "none" in s:
         figures["yarn.p99_jct_ratio_vs_no_speculation"] = s["kwiken"]["p99_jct_s"] / s["none"]["p99_jct_s"]
         figures["yarn.default_p99_jct_ratio_vs_no_speculation"] = s["default"]["p99_jct_s"] / s["none"]["p99_jct_s"]

@@ -70,12 +70,12 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _yarn_plan(args: argparse.Namespace) -> int:
-    settings = plan_from_store(args.history, args.budget, args.job or (), args.seed, args.match_extra_container_s)
+    settings = plan_from_store(args.history, args.budget, args.job or (), args.seed, args.match_extra_container_s, args.rule)
     save(settings, args.out)
     if args.json:
         print(to_json(settings))
         return 0
-    print(f"speculation settings for {len(settings.jobs)} recurring jobs from {settings.runs} runs: budget {settings.budget:.2%} "
+    print(f"speculation settings ({settings.rule} rule) for {len(settings.jobs)} recurring jobs from {settings.runs} runs: budget {settings.budget:.2%} "
           f"extra task container-seconds (expected {settings.planned_extra_fraction:.2%}; SumVar's budget "
           f"{settings.sumvar_budget:.2%} of {settings.container_seconds:.4g} container-seconds per run of every job, planned {settings.planned_cost:.2%}); "
           f"expected extra container-seconds per run of every job {settings.expected_extra_container_s:.4g}")
@@ -125,6 +125,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="instead of --budget: the B whose copies are expected to spend S extra container-seconds per run of every "
                              "planned job, another policy's measured spend (e.g. default speculation's)")
     yarn.add_argument("--job", action="append", metavar="KEY", help="plan only this recurring key (repeatable; default: every job with task samples)")
+    yarn.add_argument("--rule", choices=("progress", "timeout"), default="progress",
+                      help="how Kwiken's estimator sees a task that will run past T_s: 'timeout' copies it once it has run T_s (the "
+                           "thesis, §5.3.1); 'progress' once elapsed / progress exceeds T_s, judged from 0.25 x T_s on (ours; default)")
     yarn.add_argument("--seed", type=int, default=0, help="random seed of the offline resampling (default 0)")
     yarn.add_argument("--out", required=True, type=Path, metavar="FILE",
                       help="the settings file (corral-yarn/kwiken-yarn/v3); the pipeline reads <home>/kwiken-yarn.json")

@@ -19,8 +19,15 @@ Hadoop's DefaultSpeculator (3.5) has no timeout of its own: with its default est
 once every task of its type has a container, one (and 5 %) of them finished, and its projected end is
 later than now + the mean duration of the finished ones, so a budget maps onto copies only loosely.
 Kwiken's settings therefore name our TaskRuntimeEstimator (java_patch, ``KwikenTaskRuntimeEstimator``,
-on the MR AM's classpath), which makes DefaultSpeculator copy a task once it has run past T_s, with
-the caps and the rescan interval set so that the timeout, not a cap or a timer, decides (``settings``).
+on the MR AM's classpath), which makes DefaultSpeculator copy the tasks that will run past T_s, with
+the caps and the rescan interval set so that T_s, not a cap or a timer, decides (``settings``).
+
+Two rules see "will run past T_s" (``Rule``, a per-job property): ``timeout``, the thesis's (§5.3.1): once
+the attempt has run T_s, so a copy starts at T; and ``progress`` (ours, beyond the thesis): once its
+projected runtime, elapsed / progress, exceeds T_s, judged from ``MIN_ELAPSED_FRACTION`` x T_s on. With
+linear progress the projection is the task's duration, so the progress rule copies the same tasks (X > T)
+with the copy started at D = MIN_ELAPSED_FRACTION x T: the task takes min(X, D + X') and a copy that wins
+leaves L + D + X' behind. Curves and spend are estimated for the rule planned (``launch``).
 """
 
 from __future__ import annotations
@@ -35,13 +42,15 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from corral_yarn.contracts import Name
 from corral_yarn.kwiken.apportion import spent, sumvar
-from corral_yarn.kwiken.curves import CURVE_POINTS, VarianceCurve, reissued, timeout
+from corral_yarn.kwiken.curves import CURVE_POINTS, VarianceCurve, timeout
 
 SETTINGS_SCHEMA = "corral-yarn/kwiken-yarn/v3"
 DRAWS = 4000  # resampled runs of a stage per point of its curve
 BISECTIONS = 14  # halvings of SumVar's budget when fitting it to B
 MIN_SAMPLES = 8  # fewer task durations give no usable tail: the stage gets no budget
 TaskType = Literal["map", "reduce"]
+Rule = Literal["progress", "timeout"]
+MIN_ELAPSED_FRACTION = 0.25  # the progress rule judges an attempt once it has run this share of T_s
 
 # Hadoop's keys (MRJobConfig; defaults in mapred-default.xml) that a Kwiken plan sets per job.
 SPECULATIVE = {"map": "mapreduce.map.speculative", "reduce": "mapreduce.reduce.speculative"}
@@ -54,6 +63,8 @@ SCAN_MS = 1000  # Kwiken's jobs rescan at the default no-speculation interval af
 ESTIMATOR = "yarn.app.mapreduce.am.job.task.estimator.class"  # MRJobConfig.MR_AM_TASK_ESTIMATOR, per job
 KWIKEN_ESTIMATOR = "io.corralyarn.mapreduce.KwikenTaskRuntimeEstimator"
 TIMEOUT_MS = {"map": "corral.kwiken.map.timeout-ms", "reduce": "corral.kwiken.reduce.timeout-ms"}  # T_s, read by it
+RULE = "corral.kwiken.rule"  # progress | timeout, read by it
+MIN_ELAPSED = "corral.kwiken.progress.min-elapsed-fraction"  # read by it
 
 
 @dataclass(frozen=True)
@@ -88,31 +99,46 @@ class TaskStage:
         return self.tasks * float(self.durations.mean() + self.lead.mean())
 
 
-def makespan_curve(stage: TaskStage, rng: np.random.Generator, points: int = CURVE_POINTS, draws: int = DRAWS) -> VarianceCurve:
-    """V_s(r): the variance of max_i min(X_i, T + X'_i) over the stage's N tasks, T the (1 - r) quantile (§3.2.2)."""
+def launch(t: float | NDArray[np.float64], rule: Rule) -> float | NDArray[np.float64]:
+    """D: when a task that runs past T gets its copy, T under the timeout rule (§3.2.2), MIN_ELAPSED_FRACTION x T
+    under the progress rule (its linear projection is then seen to exceed T at its first judgement)."""
+    return t if rule == "timeout" else MIN_ELAPSED_FRACTION * t
+
+
+def makespan_curve(stage: TaskStage, rng: np.random.Generator, points: int = CURVE_POINTS, draws: int = DRAWS,
+                   rule: Rule = "progress") -> VarianceCurve:
+    """V_s(r): the variance of max_i X_i over the stage's N tasks, X_i > T (the (1 - r) quantile, §3.2.2) made
+    min(X_i, D + X'_i) by a copy started at D (``launch``)."""
     x = np.sort(np.asarray(stage.durations, dtype=np.float64))
     runs, copies = rng.choice(x, size=(draws, stage.tasks)), rng.choice(x, size=(draws, stage.tasks))
     if not stage.speculatable:
         v0 = float(runs.max(axis=1).var())
         return VarianceCurve.of(np.array([0.0, 1.0]), np.array([v0, v0]))
     r = np.unique(np.concatenate([[0.0], np.geomspace(1.0 / x.size, 1.0, points)]))
-    v = np.array([reissued(runs, copies, timeout(x, f)).max(axis=1).var() for f in r])
+    v = np.array([_copied(runs, copies, timeout(x, f), rule).max(axis=1).var() for f in r])
     return VarianceCurve.of(r, v)
 
 
-def apportion(stages: Sequence[TaskStage], budget: float, seed: int = 0) -> tuple[NDArray[np.float64], list[VarianceCurve]]:
+def _copied(runs: NDArray[np.float64], copies: NDArray[np.float64], t: NDArray[np.float64], rule: Rule) -> NDArray[np.float64]:
+    """Task latencies with copies: X if X <= T, else min(X, D + X') (§3.2.2; D = T is ``reissued``)."""
+    return np.where(runs > t, np.minimum(runs, launch(t, rule) + copies), runs)
+
+
+def apportion(stages: Sequence[TaskStage], budget: float, seed: int = 0,
+              rule: Rule = "progress") -> tuple[NDArray[np.float64], list[VarianceCurve]]:
     """r_s per stage by SumVar over the stages' curves, with c_s their container-seconds (§5.3.1, eq. 5.3)."""
     rng = np.random.default_rng(seed)
-    curves = [makespan_curve(s, rng) for s in stages]
+    curves = [makespan_curve(s, rng, rule=rule) for s in stages]
     r = sumvar(curves, [s.container_seconds for s in stages], budget)
     return r, curves
 
 
-def copy_spend(stage: TaskStage, r: float, rng: np.random.Generator, draws: int = DRAWS) -> tuple[float, float]:
-    """Expected (extra, kept) container-seconds of one run of the stage with copies at T = the (1 - r) quantile.
+def copy_spend(stage: TaskStage, r: float, rng: np.random.Generator, draws: int = DRAWS, rule: Rule = "progress") -> tuple[float, float]:
+    """Expected (extra, kept) container-seconds of one run of the stage with copies of the tasks past T = the
+    (1 - r) quantile, each started at D (``launch``: T for the timeout rule).
 
-    A task X > T gets a copy X' at T (§3.2.2); if the original ends first (X <= T + X') the copy ran X - T,
-    else the original's container ran L + T + X' (L: its seconds before the timed part, a reduce's shuffle)
+    A task X > T gets a copy X' at D (§3.2.2); if the original ends first (X <= D + X') the copy ran X - D,
+    else the original's container ran L + D + X' (L: its seconds before the timed part, a reduce's shuffle)
     and is killed: that is the extra; the winner's container (L + X, or the copy's X') is kept.
     """
     order = np.argsort(stage.durations, kind="stable")
@@ -120,20 +146,21 @@ def copy_spend(stage: TaskStage, r: float, rng: np.random.Generator, draws: int 
     picked = rng.integers(0, x.size, size=(draws, stage.tasks))
     runs, copies = x[picked], rng.choice(x, size=(draws, stage.tasks))
     t = float(timeout(x, r)) if stage.speculatable else np.inf
-    copied, wins = runs > t, runs > t + copies
-    extra = np.where(copied, np.where(wins, lead[picked] + t + copies, runs - t), 0.0)
-    return float(extra.sum(axis=1).mean()), float(np.where(wins, copies, lead[picked] + runs).sum(axis=1).mean())
+    d = launch(t, rule)
+    copied, wins = runs > t, runs > d + copies
+    extra = np.where(copied, np.where(wins, lead[picked] + d + copies, runs - d), 0.0)
+    return float(extra.sum(axis=1).mean()), float(np.where(copied & wins, copies, lead[picked] + runs).sum(axis=1).mean())
 
 
-def extra_fraction(stages: Sequence[TaskStage], r: Sequence[float], seed: int = 0) -> float:
+def extra_fraction(stages: Sequence[TaskStage], r: Sequence[float], seed: int = 0, rule: Rule = "progress") -> float:
     """The allocation's expected extra container-seconds over the stages' container-seconds without copies."""
-    return expected_spend(stages, r, seed)[0] / max(sum(s.container_seconds for s in stages), 1e-12)
+    return expected_spend(stages, r, seed, rule)[0] / max(sum(s.container_seconds for s in stages), 1e-12)
 
 
-def expected_spend(stages: Sequence[TaskStage], r: Sequence[float], seed: int = 0) -> tuple[float, float]:
+def expected_spend(stages: Sequence[TaskStage], r: Sequence[float], seed: int = 0, rule: Rule = "progress") -> tuple[float, float]:
     """The allocation's expected (extra, kept) container-seconds per run of every job (``copy_spend`` summed)."""
     rng = np.random.default_rng(seed)
-    spends = [copy_spend(s, float(r_s), rng) for s, r_s in zip(stages, r)]
+    spends = [copy_spend(s, float(r_s), rng, rule=rule) for s, r_s in zip(stages, r)]
     return sum(e for e, _ in spends), sum(k for _, k in spends)
 
 
@@ -144,14 +171,14 @@ def budget_matching(extra_container_s: float, stages: Sequence[TaskStage]) -> fl
 
 
 def fit_budget(stages: Sequence[TaskStage], curves: Sequence[VarianceCurve], budget: float,
-               seed: int = 0) -> tuple[float, NDArray[np.float64], float]:
+               seed: int = 0, rule: Rule = "progress") -> tuple[float, NDArray[np.float64], float]:
     """SumVar's budget (eq. 5.3's units), its r_s and their expected extra fraction: the largest budget met by
     bisection whose allocation is estimated (``extra_fraction``) to spend at most ``budget``."""
     cost = [s.container_seconds for s in stages]
 
     def trial(b: float) -> tuple[float, NDArray[np.float64], float]:
         r = sumvar(curves, cost, b)
-        return b, r, extra_fraction(stages, r, seed)
+        return b, r, extra_fraction(stages, r, seed, rule)
 
     best = trial(1.0)
     if best[2] <= budget:
@@ -166,11 +193,11 @@ def fit_budget(stages: Sequence[TaskStage], curves: Sequence[VarianceCurve], bud
     return best
 
 
-def settings(stages: Sequence[tuple[TaskType, float, int, float | None]]) -> dict[str, str]:
-    """One job's speculation settings for its stages' (type, r_s, N_s, T_s in s or None).
+def settings(stages: Sequence[tuple[TaskType, float, int, float | None]], rule: Rule = "progress") -> dict[str, str]:
+    """One job's speculation settings for its stages' (type, r_s, N_s, T_s in s or None) under ``rule``.
 
-    A type speculates iff r_s > 0, through Kwiken's estimator with T_s in ms: DefaultSpeculator then
-    copies a task once it runs past T_s (§3.2.2). It lets max(minimum-allowed-tasks, cap-total x N,
+    A type speculates iff r_s > 0, through Kwiken's estimator with T_s in ms and the rule: DefaultSpeculator
+    then copies a task once it runs past T_s (§3.2.2), or once it is projected to. It lets max(minimum-allowed-tasks, cap-total x N,
     cap-running x running) copies of a type run at once: both caps 0 and the minimum the job's largest
     N_s leave every overdue task its copy; it rescans 1 s after a copy rather than 15 s.
     """
@@ -178,7 +205,9 @@ def settings(stages: Sequence[tuple[TaskType, float, int, float | None]]) -> dic
     timed = [(t, n, timeout_s) for t, r, n, timeout_s in stages if r > 0 and timeout_s is not None]
     if timed:
         props |= {ESTIMATOR: KWIKEN_ESTIMATOR, CAP_RUNNING: "0", CAP_TOTAL: "0", MINIMUM_ALLOWED: str(max(n for _, n, _ in timed)),
-                  RETRY_AFTER_SPECULATE: str(SCAN_MS), RETRY_AFTER_NO_SPECULATE: str(SCAN_MS)}
+                  RETRY_AFTER_SPECULATE: str(SCAN_MS), RETRY_AFTER_NO_SPECULATE: str(SCAN_MS), RULE: rule}
+        if rule == "progress":
+            props[MIN_ELAPSED] = str(MIN_ELAPSED_FRACTION)
         props |= {TIMEOUT_MS[t]: str(round(timeout_s * 1000)) for t, _, timeout_s in timed}
     return props
 
@@ -212,6 +241,7 @@ class SpeculationSettings(_Strict):
     """The settings file: per recurring job, the speculation settings of its next submissions."""
 
     schema_version: Literal["corral-yarn/kwiken-yarn/v3"] = SETTINGS_SCHEMA
+    rule: Rule = Field(default="timeout", description="how the estimator sees a task that will run past T_s (files without it: timeout)")
     budget: float = Field(ge=0.0, le=1.0, description="B: container-seconds of attempts that do not succeed, a fraction of the stages' without copies")
     sumvar_budget: float = Field(ge=0.0, le=1.0, description="SumVar's budget in eq. 5.3's units, fitted so that the expected spend is <= B")
     planned_cost: float = Field(ge=0.0, le=1.0, description="sum_s c_s r_s <= sumvar_budget")
@@ -237,12 +267,12 @@ class SpeculationSettings(_Strict):
         return next((j.properties for j in self.jobs if j.key == key), {})
 
 
-def plan_speculation(stages: Sequence[TaskStage], budget: float, runs: int, seed: int = 0) -> SpeculationSettings:
+def plan_speculation(stages: Sequence[TaskStage], budget: float, runs: int, seed: int = 0, rule: Rule = "progress") -> SpeculationSettings:
     """Apportion ``budget`` (extra container-seconds, as a cluster measures them) over ``stages`` (from ``runs``
-    history runs) by SumVar at the budget fitted to it, and turn each job's r_s into its settings."""
+    history runs) by SumVar at the budget fitted to it under ``rule``, and turn each job's r_s into its settings."""
     rng = np.random.default_rng(seed)
-    curves = [makespan_curve(s, rng) for s in stages]
-    sumvar_budget, r, expected = fit_budget(stages, curves, budget, seed)
+    curves = [makespan_curve(s, rng, rule=rule) for s in stages]
+    sumvar_budget, r, expected = fit_budget(stages, curves, budget, seed, rule)
     cost = np.array([s.container_seconds for s in stages])
     share = cost / cost.sum()
     jobs: dict[str, list[tuple[TaskStage, StageSpeculation]]] = {}
@@ -253,8 +283,8 @@ def plan_speculation(stages: Sequence[TaskStage], budget: float, runs: int, seed
             timeout_s=None if np.isinf(t) else float(t),
             cost_share=float(c), variance=float(curve(0.0)), planned_variance=float(curve(float(r_s))))))
     planned = [JobSpeculation(key=key, stages=[s for _, s in pairs],
-                              properties=settings([(s.type, s.reissue_fraction, s.tasks, s.timeout_s) for _, s in pairs]))
+                              properties=settings([(s.type, s.reissue_fraction, s.tasks, s.timeout_s) for _, s in pairs], rule))
                for key, pairs in jobs.items()]
-    return SpeculationSettings(budget=budget, sumvar_budget=sumvar_budget, planned_cost=min(sumvar_budget, spent(cost, r)),
-                               planned_extra_fraction=min(budget, expected), expected_extra_container_s=expected_spend(stages, r, seed)[0], runs=runs, container_seconds=float(cost.sum()),
+    return SpeculationSettings(rule=rule, budget=budget, sumvar_budget=sumvar_budget, planned_cost=min(sumvar_budget, spent(cost, r)),
+                               planned_extra_fraction=min(budget, expected), expected_extra_container_s=expected_spend(stages, r, seed, rule)[0], runs=runs, container_seconds=float(cost.sum()),
                                jobs=planned)

@@ -19,7 +19,7 @@ from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.errors import InputError
 from corral_yarn.kwiken.apportion import spent, sumvar
 from corral_yarn.kwiken.speculation import (
-    BISECTIONS, CAP_RUNNING, CAP_TOTAL, ESTIMATOR, KWIKEN_ESTIMATOR, MINIMUM_ALLOWED, RETRY_AFTER_SPECULATE, TIMEOUT_MS,
+    BISECTIONS, CAP_RUNNING, CAP_TOTAL, ESTIMATOR, KWIKEN_ESTIMATOR, MIN_ELAPSED, MINIMUM_ALLOWED, RETRY_AFTER_SPECULATE, RULE, TIMEOUT_MS,
     SpeculationSettings, TaskStage, apportion, budget_matching, copy_spend, extra_fraction, makespan_curve, plan_speculation, settings,
 )
 from corral_yarn.pipeline.speculation import task_stages, with_speculation
@@ -38,7 +38,7 @@ def _max_of_two_variance(values: list[float], probs: list[float]) -> float:
 
 def test_makespan_curve_matches_hand_computed_variances() -> None:
     stage = TaskStage("j", "map", 2, TWO_POINT)
-    curve = makespan_curve(stage, np.random.default_rng(0), draws=200_000)
+    curve = makespan_curve(stage, np.random.default_rng(0), draws=200_000, rule="timeout")
     # r = 0: no copies; max of two tasks is 10 with probability 1 - 0.9^2
     assert curve.v[0] == pytest.approx(_max_of_two_variance([1, 10], [0.9, 0.1]), rel=0.03)
     # r = 0.1: T = the 0.9 quantile = 1; a task of 10 becomes min(10, 1 + X'): 2 w.p. 0.9, 10 w.p. 0.1
@@ -46,6 +46,14 @@ def test_makespan_curve_matches_hand_computed_variances() -> None:
     assert curve.r[k] == pytest.approx(0.1)
     assert curve.v[k] == pytest.approx(_max_of_two_variance([1, 2, 10], [0.9, 0.09, 0.01]), rel=0.05)
     assert curve(0.1) < curve(0.0) / 5
+
+
+def test_progress_rules_makespan_curve_has_its_copies_start_at_a_quarter_of_the_timeout() -> None:
+    curve = makespan_curve(TaskStage("j", "map", 2, TWO_POINT), np.random.default_rng(0), draws=200_000, rule="progress")
+    # r = 0.1: T = 1, the copy starts at D = 0.25 x 1: a task of 10 becomes min(10, 0.25 + X'): 1.25 w.p. 0.9, 10 w.p. 0.1
+    k = int(np.argmin(np.abs(curve.r - 0.1)))
+    assert curve.v[k] == pytest.approx(_max_of_two_variance([1, 1.25, 10], [0.9, 0.09, 0.01]), rel=0.05)
+    assert curve.v[0] == pytest.approx(_max_of_two_variance([1, 10], [0.9, 0.1]), rel=0.03)
 
 
 def test_constant_and_little_known_stages_get_no_budget() -> None:
@@ -78,6 +86,9 @@ def test_settings_map_fractions_and_timeouts_onto_hadoop_keys() -> None:
     assert (on[MINIMUM_ALLOWED], on[CAP_RUNNING], on[CAP_TOTAL], on[RETRY_AFTER_SPECULATE]) == ("8", "0", "0", "1000")
     both = settings([("map", 0.1, 8, 30.0), ("reduce", 1.0, 3, 0.0)])
     assert both[MINIMUM_ALLOWED] == "8" and both[TIMEOUT_MS["reduce"]] == "0"  # one cap key per job: every overdue task its copy
+    assert (on[RULE], on[MIN_ELAPSED]) == ("progress", "0.25") and RULE not in off  # the estimator's rule, judged from 0.25 x T_s
+    thesis = settings([("map", 0.25, 8, 12.3456)], rule="timeout")
+    assert thesis[RULE] == "timeout" and MIN_ELAPSED not in thesis
 
 
 def test_plan_carries_each_jobs_share_and_validates() -> None:
@@ -99,8 +110,12 @@ def test_plan_carries_each_jobs_share_and_validates() -> None:
 def test_copy_spend_matches_hand_computed_extra_and_kept_seconds() -> None:
     # one task of {1 x 9, 10}: r = 0.1 -> T = 1; only a 10 is copied, at 1: a copy of 1 wins (the original ran 1 + 1 = 2),
     # a copy of 10 loses (it ran 10 - 1 = 9). E[extra] = 0.1 (0.9 x 2 + 0.1 x 9) = 0.27; kept: 1 w.p. 0.9 + 0.09, 10 w.p. 0.01
-    extra, kept = copy_spend(TaskStage("j", "map", 1, TWO_POINT), 0.1, np.random.default_rng(0), draws=400_000)
+    extra, kept = copy_spend(TaskStage("j", "map", 1, TWO_POINT), 0.1, np.random.default_rng(0), draws=400_000, rule="timeout")
     assert extra == pytest.approx(0.27, rel=0.03) and kept == pytest.approx(0.99 + 0.1, rel=0.03)
+    # the progress rule copies the same 10s, at D = 0.25: a winning copy of 1 leaves 0.25 + 1 = 1.25 behind, a losing one
+    # of 10 ran 10 - 0.25 = 9.75. E[extra] = 0.1 (0.9 x 1.25 + 0.1 x 9.75) = 0.21; kept as above
+    extra, kept = copy_spend(TaskStage("j", "map", 1, TWO_POINT), 0.1, np.random.default_rng(0), draws=400_000, rule="progress")
+    assert extra == pytest.approx(0.21, rel=0.03) and kept == pytest.approx(0.99 + 0.1, rel=0.03)
     none = copy_spend(TaskStage("j", "map", 3, TWO_POINT), 0.0, np.random.default_rng(0), draws=100_000)
     assert none[0] == 0 and none[1] == pytest.approx(3 * 1.9, rel=0.03)  # no copies: every task kept, 3 x the mean
 
@@ -110,7 +125,7 @@ def test_copy_spend_counts_a_killed_reduces_whole_container() -> None:
     # waited). A copy that wins leaves the original's 5 + 1 + 1 = 7 behind: E[extra] = 0.1 (0.9 x 7 + 0.1 x 9) = 0.72;
     # kept: 2 + 1 w.p. 0.9, 5 + 10 w.p. 0.01, the copy's 1 w.p. 0.09
     stage = TaskStage("j", "reduce", 1, TWO_POINT, before=np.array([2.0] * 9 + [5.0]))
-    extra, kept = copy_spend(stage, 0.1, np.random.default_rng(0), draws=400_000)
+    extra, kept = copy_spend(stage, 0.1, np.random.default_rng(0), draws=400_000, rule="timeout")
     assert extra == pytest.approx(0.72, rel=0.03) and kept == pytest.approx(2.7 + 0.15 + 0.09, rel=0.03)
     assert stage.container_seconds == pytest.approx(1.9 + 2.3)  # c_s: whole containers
 
@@ -141,7 +156,7 @@ def test_linear_cost_is_not_what_copies_spend() -> None:
     # while copies of the stragglers at T = 1 spend 0.27 per task, 0.27 / 1.9 = 0.14 of its container-seconds
     stage = [TaskStage("j", "map", 4, TWO_POINT)]
     assert spent([stage[0].container_seconds], [0.1]) == pytest.approx(0.1)
-    assert extra_fraction(stage, [0.1]) == pytest.approx(0.27 / 1.9, rel=0.03)
+    assert extra_fraction(stage, [0.1], rule="timeout") == pytest.approx(0.27 / 1.9, rel=0.03)
 
 
 @hsettings(max_examples=15, deadline=None)
@@ -152,15 +167,16 @@ def test_fitted_plan_is_expected_to_spend_at_most_its_budget_and_uses_it(shapes:
     rng = np.random.default_rng(seed)
     stages = [TaskStage(f"j{k}", "map", n, rng.lognormal(0, sigma, 30) * np.where(rng.random(30) < p, 5.0, 1.0))
               for k, (n, sigma, p) in enumerate(shapes)]
-    plan = plan_speculation(stages, budget, runs=3, seed=seed)
+    rule = ("progress", "timeout")[seed % 2]
+    plan = plan_speculation(stages, budget, runs=3, seed=seed, rule=rule)
     r = [s.reissue_fraction for j in plan.jobs for s in j.stages]
-    assert plan.planned_extra_fraction <= budget + 1e-9
-    assert extra_fraction(stages, r, seed) == pytest.approx(plan.planned_extra_fraction)
+    assert plan.rule == rule and plan.planned_extra_fraction <= budget + 1e-9
+    assert extra_fraction(stages, r, seed, rule) == pytest.approx(plan.planned_extra_fraction)
     if plan.sumvar_budget < 1.0:  # the bisection's next step up would be expected to overspend
         rng = np.random.default_rng(seed)
-        curves = [makespan_curve(s, rng) for s in stages]
+        curves = [makespan_curve(s, rng, rule=rule) for s in stages]
         more = sumvar(curves, [s.container_seconds for s in stages], plan.sumvar_budget + 0.5 ** BISECTIONS)
-        assert extra_fraction(stages, more, seed) > budget
+        assert extra_fraction(stages, more, seed, rule) > budget
 
 
 def _run(key: str, day: int, maps: list[float], reduces: list[float], outcome: str = "SUCCEEDED") -> JobRun:
@@ -202,6 +218,13 @@ def test_cli_yarn_plan_writes_the_settings_file(tmp_path: Path, capsys: pytest.C
     doc = json.loads(out.read_text())
     assert doc["schema_version"] == "corral-yarn/kwiken-yarn/v3" and {j["key"] for j in doc["jobs"]} == {"wc", "sort"}
     assert SpeculationSettings.model_validate(doc).properties("sort")["mapreduce.reduce.speculative"] == "false"
+    assert doc["rule"] == "progress" and SpeculationSettings.model_validate(doc).properties("wc")[RULE] == "progress"
+    assert main(["kwiken", "yarn-plan", "--history", str(tmp_path / "store"), "--budget", "0.1", "--rule", "timeout", "--out", str(out)]) == 0
+    assert "timeout rule" in capsys.readouterr().out
+    thesis = SpeculationSettings.model_validate_json(out.read_text())
+    assert thesis.rule == "timeout" and thesis.properties("wc")[RULE] == "timeout"
+    del doc["rule"]
+    assert SpeculationSettings.model_validate(doc).rule == "timeout"  # a file written before the rule: the timeout rule it ran
 
 
 def test_cli_yarn_plan_matches_another_policys_measured_extra_container_seconds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -221,6 +244,7 @@ def test_cli_yarn_plan_matches_another_policys_measured_extra_container_seconds(
     (["--match-extra-container-s", "-1"], "--match-extra-container-s"), (["--match-extra-container-s", "nan"], "--match-extra-container-s"),
     (["--budget", "0.1", "--match-extra-container-s", "3"], "--match-extra-container-s"), ([], "--budget"),
     (["--budget", "1.5"], "--budget"), (["--budget", "x"], "--budget"), (["--budget", "0.1", "--job", "grep"], "--job"),
+    (["--budget", "0.1", "--rule", "eager"], "--rule"),
 ])
 def test_cli_yarn_plan_bad_input_is_exit_2_without_output(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], field: str) -> None:
     HistoryStore(tmp_path / "store").append(_history(np.random.default_rng(1)))

@@ -14,36 +14,71 @@ import org.apache.hadoop.mapreduce.v2.app.speculate.TaskRuntimeEstimator;
 import org.apache.hadoop.yarn.util.Clock;
 
 /**
- * Kwiken's reissue rule (thesis §3.2.2, §5.3.1) for Hadoop's DefaultSpeculator: a task gets a
- * speculative copy once its attempt has run longer than its stage's planned timeout T_s, the
+ * Kwiken's reissue decision (thesis §3.2.2, §5.3.1) for Hadoop's DefaultSpeculator: a task gets a
+ * speculative copy when its attempt will run longer than its stage's planned timeout T_s, the
  * (1 - r_s) quantile of the stage's past task durations (docs/kwiken.md, "Kwiken for YARN").
+ *
+ * <p>{@value #RULE} picks how "will run longer than T_s" is seen, per job:
+ * <ul>
+ * <li>{@code timeout} (the thesis's rule, §5.3.1): once the attempt has run past T_s;</li>
+ * <li>{@code progress} (ours, beyond the thesis; the default): once its projected runtime, elapsed /
+ * progress at its last status (as Hadoop's LegacyTaskRuntimeEstimator projects), exceeds T_s; an
+ * attempt is judged once it has run {@value #MIN_ELAPSED} x T_s (default {@value #DEFAULT_MIN_ELAPSED}),
+ * before that only past T_s, so it copies every task the timeout rule copies, and earlier.</li>
+ * </ul>
  *
  * <p>A per-job class: {@code yarn.app.mapreduce.am.job.task.estimator.class} names it and
  * {@value #MAP_TIMEOUT} / {@value #REDUCE_TIMEOUT} carry T_s in ms; a type without one is never
  * copied. DefaultSpeculator copies the task of largest (estimated end - replacement end) that is
- * positive, so an attempt within T_s is estimated to have ended already (PROGRESS_IS_GOOD) and one
- * past it to end {@link #OVERDUE} + 2 x elapsed after its start, which ranks the longest-running
- * first. A reduce's clock starts when its reduce phase does (sortFinishTime), as the history's
- * reduce durations are the reduce phase (elapsedReduceTime).
+ * positive, so an attempt not judged overdue is estimated to have ended already (PROGRESS_IS_GOOD)
+ * and an overdue one of projected runtime R to end so that this value is {@link #OVERDUE} + R - T_s:
+ * the largest projected overrun first (under the timeout rule R is the time run). A reduce's clock and progress are its reduce phase's (from
+ * sortFinishTime; Hadoop's reduce progress is 2/3 at its start), as the history's reduce durations
+ * are the reduce phase (elapsedReduceTime). O(1) time and memory per attempt and update.
  */
 public class KwikenTaskRuntimeEstimator implements TaskRuntimeEstimator {
 
   public static final String MAP_TIMEOUT = "corral.kwiken.map.timeout-ms";
   public static final String REDUCE_TIMEOUT = "corral.kwiken.reduce.timeout-ms";
+  public static final String RULE = "corral.kwiken.rule";
+  public static final String MIN_ELAPSED = "corral.kwiken.progress.min-elapsed-fraction";
+  public static final double DEFAULT_MIN_ELAPSED = 0.25;
   /** Added to an overdue attempt's estimate: its end is far beyond any replacement's. */
   static final long OVERDUE = 1L << 50;
+  /** Hadoop's floor on progress in a projection (LegacyTaskRuntimeEstimator). */
+  static final double MIN_PROGRESS = 0.0001;
+  /** Hadoop's reduce progress at the start of the reduce phase (copy, sort, reduce: a third each). */
+  static final double REDUCE_PHASE_START = 2.0 / 3.0;
   private static final long NONE = -1L;
 
-  private final Map<TaskAttemptId, Long> enrolled = new ConcurrentHashMap<>();
-  private final Map<TaskAttemptId, Long> reducePhase = new ConcurrentHashMap<>();
+  /** How an attempt that will run past T_s is seen (§5.3.1's timeout, or our progress projection). */
+  enum Rule { TIMEOUT, PROGRESS }
+
+  /** An attempt's start, its clock's start and its projected runtime at its last status (ms; NONE: none yet). */
+  private static final class Attempt {
+    final long start;
+    volatile long clockStart;
+    volatile long projected = NONE;
+
+    Attempt(long start, long clockStart) {
+      this.start = start;
+      this.clockStart = clockStart;
+    }
+  }
+
+  private final Map<TaskAttemptId, Attempt> attempts = new ConcurrentHashMap<>();
   private long mapTimeout = NONE;
   private long reduceTimeout = NONE;
+  private Rule rule = Rule.PROGRESS;
+  private double minElapsed = DEFAULT_MIN_ELAPSED;
   private Clock clock;
 
   @Override
   public void contextualize(Configuration conf, AppContext context) {
     mapTimeout = timeout(conf, MAP_TIMEOUT);
     reduceTimeout = timeout(conf, REDUCE_TIMEOUT);
+    rule = rule(conf);
+    minElapsed = minElapsed(conf);
     clock = context.getClock();
   }
 
@@ -64,18 +99,49 @@ public class KwikenTaskRuntimeEstimator implements TaskRuntimeEstimator {
     return ms;
   }
 
+  private static Rule rule(Configuration conf) {
+    String value = conf.getTrimmed(RULE, "progress");
+    switch (value) {
+      case "progress":
+        return Rule.PROGRESS;
+      case "timeout":
+        return Rule.TIMEOUT;
+      default:
+        throw new IllegalArgumentException(RULE + ": must be progress or timeout, got " + value);
+    }
+  }
+
+  private static double minElapsed(Configuration conf) {
+    String value = conf.getTrimmed(MIN_ELAPSED, String.valueOf(DEFAULT_MIN_ELAPSED));
+    double fraction;
+    try {
+      fraction = Double.parseDouble(value);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(MIN_ELAPSED + ": not a number: " + value, e);
+    }
+    if (!(fraction >= 0.0 && fraction <= 1.0)) {
+      throw new IllegalArgumentException(MIN_ELAPSED + ": must be in [0, 1], got " + value);
+    }
+    return fraction;
+  }
+
   private long timeoutOf(TaskType type) {
     return type == TaskType.MAP ? mapTimeout : reduceTimeout;
   }
 
+  private static boolean isMap(TaskAttemptId id) {
+    return id.getTaskId().getTaskType() == TaskType.MAP;
+  }
+
   @Override
   public void enrollAttempt(TaskAttemptStatus status, long timestamp) {
-    enrolled.putIfAbsent(status.id, timestamp);
+    attempts.putIfAbsent(status.id, new Attempt(timestamp, isMap(status.id) ? timestamp : NONE));
   }
 
   @Override
   public long attemptEnrolledTime(TaskAttemptId attemptID) {
-    return enrolled.getOrDefault(attemptID, Long.MAX_VALUE);
+    Attempt a = attempts.get(attemptID);
+    return a == null ? Long.MAX_VALUE : a.start;
   }
 
   @Override
@@ -83,11 +149,30 @@ public class KwikenTaskRuntimeEstimator implements TaskRuntimeEstimator {
     TaskAttemptState state = status.taskState;
     if (state == TaskAttemptState.SUCCEEDED || state == TaskAttemptState.FAILED
         || state == TaskAttemptState.KILLED) {
-      enrolled.remove(status.id);
-      reducePhase.remove(status.id);
-    } else if (status.sortFinishTime > 0) {
-      reducePhase.putIfAbsent(status.id, status.sortFinishTime);
+      attempts.remove(status.id);
+      return;
     }
+    Attempt a = attempts.get(status.id);
+    if (a == null) {
+      return;
+    }
+    if (!isMap(status.id) && a.clockStart == NONE && status.sortFinishTime > 0) {
+      a.clockStart = status.sortFinishTime;
+    }
+    if (a.clockStart != NONE && timestamp > a.clockStart) {
+      a.projected = projection(timestamp - a.clockStart, phaseProgress(status));
+    }
+  }
+
+  /** The attempt's progress in its timed part: a map's, or its reduce phase's. */
+  private static double phaseProgress(TaskAttemptStatus status) {
+    double p = status.progress;
+    return isMap(status.id) ? p : (p - REDUCE_PHASE_START) / (1.0 - REDUCE_PHASE_START);
+  }
+
+  /** Projected runtime: elapsed / progress, progress floored as Hadoop's estimator floors it. */
+  static long projection(long elapsed, double progress) {
+    return Math.round(elapsed / Math.max(MIN_PROGRESS, Math.min(1.0, progress)));
   }
 
   /** Long.MAX_VALUE (DefaultSpeculator: ON_SCHEDULE, no copy) for a type without a timeout. */
@@ -99,14 +184,26 @@ public class KwikenTaskRuntimeEstimator implements TaskRuntimeEstimator {
 
   @Override
   public long estimatedRuntime(TaskAttemptId id) {
-    Long start = enrolled.get(id);
+    Attempt a = attempts.get(id);
     long timeout = timeoutOf(id.getTaskId().getTaskType());
-    Long clockStart = id.getTaskId().getTaskType() == TaskType.MAP ? start : reducePhase.get(id);
-    if (start == null || clockStart == null || timeout == NONE) {
+    if (a == null || a.clockStart == NONE || timeout == NONE) {
       return 0L;
     }
     long now = clock.getTime();
-    return now - clockStart > timeout ? OVERDUE + 2 * (now - start) : 0L;
+    long runtime = runtime(now - a.clockStart, a.projected, timeout);
+    return runtime > timeout ? OVERDUE + runtime + (now - a.start) : 0L;
+  }
+
+  /**
+   * The attempt's runtime as the rule sees it: what it has run, or (progress, once judged) its projection at
+   * its last status, an attempt without one yet projected as one at progress 0 now (as Hadoop's speculator
+   * simulates a status for an attempt that has not sent one in a while).
+   */
+  long runtime(long elapsed, long projected, long timeout) {
+    if (rule == Rule.TIMEOUT || elapsed < minElapsed * timeout) {
+      return elapsed;
+    }
+    return Math.max(elapsed, projected == NONE ? projection(elapsed, 0.0) : projected);
   }
 
   /** A copy is expected to take about the stage's timeout (it is a fresh draw from the same stage). */

@@ -40,7 +40,17 @@ class KwikenTaskRuntimeEstimatorTest {
   private final TestClock clock = new TestClock();
 
   private KwikenTaskRuntimeEstimator estimator(String map, String reduce) {
+    return estimator(map, reduce, "timeout", null);
+  }
+
+  private KwikenTaskRuntimeEstimator estimator(String map, String reduce, String rule, String minElapsed) {
     Configuration conf = new Configuration(false);
+    if (rule != null) {
+      conf.set(KwikenTaskRuntimeEstimator.RULE, rule);
+    }
+    if (minElapsed != null) {
+      conf.set(KwikenTaskRuntimeEstimator.MIN_ELAPSED, minElapsed);
+    }
     if (map != null) {
       conf.set(KwikenTaskRuntimeEstimator.MAP_TIMEOUT, map);
     }
@@ -64,12 +74,19 @@ class KwikenTaskRuntimeEstimatorTest {
   }
 
   private static TaskAttemptStatus status(TaskAttemptId id, TaskAttemptState state, long sortFinish) {
+    return status(id, state, sortFinish, 0.0f);
+  }
+
+  private static TaskAttemptStatus status(TaskAttemptId id, TaskAttemptState state, long sortFinish, float progress) {
     TaskAttemptStatus s = new TaskAttemptStatus();
     s.id = id;
     s.taskState = state;
     s.sortFinishTime = sortFinish;
+    s.progress = progress;
     return s;
   }
+
+  private static final long OVERDUE = KwikenTaskRuntimeEstimator.OVERDUE;
 
   /** DefaultSpeculator.speculationValue for one running attempt: > 0 means a copy may be launched. */
   private long speculationValue(KwikenTaskRuntimeEstimator e, TaskAttemptId id) {
@@ -112,10 +129,80 @@ class KwikenTaskRuntimeEstimatorTest {
     clock.setTime(5_000L);
     e.enrollAttempt(status(late, TaskAttemptState.RUNNING, 0), 5_000L);
     clock.setTime(60_000L);
-    long first = speculationValue(e, early);
-    long second = speculationValue(e, late);
-    assertTrue(second > 0);
-    assertEquals(5_000L, first - second, "the value grows with the time run");
+    assertEquals(OVERDUE + 50_000L, speculationValue(e, early), "60 s run - 10 s timeout");
+    assertEquals(OVERDUE + 45_000L, speculationValue(e, late), "55 s run - 10 s timeout");
+  }
+
+  @Test
+  void theTimeoutRuleIgnoresProgress() {
+    KwikenTaskRuntimeEstimator e = estimator("100000", null, "timeout", "0.25");
+    TaskAttemptId map = attempt(TaskType.MAP, 0);
+    e.enrollAttempt(status(map, TaskAttemptState.RUNNING, 0), 0L);
+    e.updateAttempt(status(map, TaskAttemptState.RUNNING, 0, 0.01f), 50_000L);
+    clock.setTime(99_000L);
+    assertTrue(speculationValue(e, map) < 0, "projected 5000 s, but 99 s run is within the 100 s timeout");
+    clock.setTime(100_500L);
+    assertEquals(OVERDUE + 500L, speculationValue(e, map));
+  }
+
+  @Test
+  void theProgressRuleCopiesAnAttemptProjectedPastItsTimeoutOnceJudged() {
+    KwikenTaskRuntimeEstimator e = estimator("100000", null, "progress", "0.25");
+    TaskAttemptId map = attempt(TaskType.MAP, 0);
+    e.enrollAttempt(status(map, TaskAttemptState.RUNNING, 0), 0L);
+    e.updateAttempt(status(map, TaskAttemptState.RUNNING, 0, 0.1f), 20_000L);
+    clock.setTime(24_999L);
+    assertTrue(speculationValue(e, map) < 0, "projected 200 s, but not judged before 0.25 x 100 s");
+    clock.setTime(25_000L);
+    assertEquals(OVERDUE + 100_000L, speculationValue(e, map), "20 s / 0.1 = 200 s projected - 100 s timeout");
+  }
+
+  @Test
+  void theProgressRuleLeavesAnAttemptOnScheduleUntilItsTimeout() {
+    KwikenTaskRuntimeEstimator e = estimator("100000", null, "progress", "0.25");
+    TaskAttemptId map = attempt(TaskType.MAP, 0);
+    e.enrollAttempt(status(map, TaskAttemptState.RUNNING, 0), 0L);
+    e.updateAttempt(status(map, TaskAttemptState.RUNNING, 0, 0.5f), 30_000L);
+    clock.setTime(99_000L);
+    assertTrue(speculationValue(e, map) < 0, "30 s / 0.5 = 60 s projected");
+    clock.setTime(100_001L);
+    assertEquals(OVERDUE + 1L, speculationValue(e, map), "past its timeout whatever its projection");
+  }
+
+  @Test
+  void theProgressRuleRanksTheLargestProjectedOverrunFirst() {
+    KwikenTaskRuntimeEstimator e = estimator("100000", null, "progress", "0.25");
+    TaskAttemptId slow = attempt(TaskType.MAP, 0);
+    TaskAttemptId slower = attempt(TaskType.MAP, 1);
+    e.enrollAttempt(status(slow, TaskAttemptState.RUNNING, 0), 0L);
+    e.enrollAttempt(status(slower, TaskAttemptState.RUNNING, 0), 10_000L);
+    e.updateAttempt(status(slow, TaskAttemptState.RUNNING, 0, 0.25f), 50_000L);
+    e.updateAttempt(status(slower, TaskAttemptState.RUNNING, 0, 0.1f), 50_000L);
+    clock.setTime(51_000L);
+    assertEquals(OVERDUE + 100_000L, speculationValue(e, slow), "50 s / 0.25 = 200 s - 100 s");
+    assertEquals(OVERDUE + 300_000L, speculationValue(e, slower), "40 s / 0.1 = 400 s - 100 s, though it started later");
+  }
+
+  @Test
+  void anAttemptWithoutAStatusOnceJudgedIsProjectedAtProgressZero() {
+    KwikenTaskRuntimeEstimator e = estimator("100000", null, "progress", "0.25");
+    TaskAttemptId map = attempt(TaskType.MAP, 0);
+    e.enrollAttempt(status(map, TaskAttemptState.RUNNING, 0), 0L);
+    clock.setTime(25_000L);
+    assertEquals(OVERDUE + 250_000_000L - 100_000L, speculationValue(e, map), "25 s / 0.0001 (Hadoop's floor) - 100 s");
+  }
+
+  @Test
+  void aReducesProgressIsItsReducePhases() {
+    KwikenTaskRuntimeEstimator e = estimator(null, "20000", "progress", "0.25");
+    TaskAttemptId reduce = attempt(TaskType.REDUCE, 0);
+    e.enrollAttempt(status(reduce, TaskAttemptState.RUNNING, 0), 0L);
+    e.updateAttempt(status(reduce, TaskAttemptState.RUNNING, 0, 0.5f), 80_000L);
+    clock.setTime(94_000L);
+    assertTrue(speculationValue(e, reduce) < 0, "still shuffling: no clock yet");
+    e.updateAttempt(status(reduce, TaskAttemptState.RUNNING, 90_000L, 0.75f), 100_000L);
+    clock.setTime(100_000L);
+    assertEquals(OVERDUE + 20_000L, speculationValue(e, reduce), "(0.75 - 2/3) x 3 = 0.25 of the phase in 10 s: 40 s - 20 s");
   }
 
   @Test
@@ -159,6 +246,10 @@ class KwikenTaskRuntimeEstimatorTest {
     assertTrue(message.startsWith(KwikenTaskRuntimeEstimator.MAP_TIMEOUT), message);
     message = assertThrows(IllegalArgumentException.class, () -> estimator(null, "1.5s")).getMessage();
     assertTrue(message.startsWith(KwikenTaskRuntimeEstimator.REDUCE_TIMEOUT), message);
+    message = assertThrows(IllegalArgumentException.class, () -> estimator("1", null, "eager", null)).getMessage();
+    assertTrue(message.startsWith(KwikenTaskRuntimeEstimator.RULE), message);
+    message = assertThrows(IllegalArgumentException.class, () -> estimator("1", null, "progress", "1.5")).getMessage();
+    assertTrue(message.startsWith(KwikenTaskRuntimeEstimator.MIN_ELAPSED), message);
     assertFalse(estimator("", "").thresholdRuntime(attempt(TaskType.MAP, 0).getTaskId()) < Long.MAX_VALUE);
   }
 }
