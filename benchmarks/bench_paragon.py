@@ -9,7 +9,8 @@ same workloads. Also the classification accuracy against the number of offline-p
 the accuracy on the setup of the paper's Table 1 (the 10-SC local cluster of Table 3, 20 offline jobs).
 Also on the low scenario's workloads: the matrices grown by the classified arrivals (§2.2; `grown_matrices`: accuracy
 against the jobs seen and QoS, with and without, on the same profiles), and Paragon with the servers' tolerated score
-as the least headroom (`--tolerated-rule` of schedule.py, not §3.2's text) beside §3.2's minimum.
+as the least headroom (`tolerated_rule` of schedule.Servers, not §3.2's text) beside §3.2's minimum, and the
+statistical variant with servers of equal hashed score spread over the ring (not the paper's) beside §3.2's ring.
 PNG figures go to --out.
 
 About 3-5 minutes on the shared 2 cores; ``--quick`` (the low scenario only, a shorter accuracy curve)
@@ -139,7 +140,7 @@ def main() -> None:
     rng = np.random.default_rng(args.seed + 1)
     trained = simulate.models(w, args.offline, rng)
     scenarios = ["low"] if args.quick else list(simulate.SCENARIOS)
-    qos, mean_perf, decision, batch_ms, accuracy, low_perf, exact, headroom, grown = {}, {}, {}, [], None, {}, {}, {}, {}
+    qos, mean_perf, decision, batch_ms, accuracy, low_perf, exact, headroom, grown, ties = {}, {}, {}, [], None, {}, {}, {}, {}, {}
     for scenario in scenarios:
         n, burst, _ = simulate.SCENARIOS[scenario]
         truth = groundtruth.jobs(w, n + burst, rng)
@@ -161,6 +162,9 @@ def main() -> None:
             headroom = {"classified": round(simulate.run(truth, classified.jobs, scenario, "paragon", args.seed, "headroom").qos_fraction, 4),
                         "exact_rows": round(simulate.run(truth, simulate.exact_jobs(truth), scenario, "paragon", args.seed,
                                                          "headroom").qos_fraction, 4)}
+            spread = simulate.run(truth, classified.jobs, scenario, "paragon_statistical_spread_ties", seed=args.seed)
+            ties = {"as_written": qos["low"]["paragon_statistical"], "spread": round(spread.qos_fraction, 4),
+                    "spread_decision_ms_median": pct(spread.decision_ms, 50)}
             grown = grown_matrices(trained, truth, args.grow_every, args.seed)
     curve = accuracy_curve(w, [20, 100] if args.quick else [10, 20, 50, 100, 200], args.seed)
     table1 = table1_setup(args.seed, args.noise)
@@ -171,7 +175,7 @@ def main() -> None:
         "cores": int(groundtruth.servers()[1].sum()), "offline_jobs": args.offline, "noise": args.noise,
         "qos_fraction": qos["low"], "qos_fraction_exact_rows_low": exact, "qos_fraction_by_scenario": qos, "mean_performance_by_scenario": mean_perf,
         "paragon_low_by_tolerated_rule": {"min": {"classified": qos["low"]["paragon"], "exact_rows": exact["paragon"]}, "headroom": headroom},
-        "grown_matrices": grown,
+        "paragon_statistical_low_by_ties": ties, "grown_matrices": grown,
         "classification": {k: round(v, 4) for k, v in accuracy.items()},
         "accuracy_vs_offline_jobs": curve, "classification_table1_setup": table1,
         "profile_scs": [groundtruth.SERVER_CONFIGS[i][0] for i in trained.profile_scs],

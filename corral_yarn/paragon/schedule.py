@@ -153,15 +153,31 @@ def hash_scores(tolerated: np.ndarray) -> np.ndarray:
     return np.array([h(k, v) for k, v in enumerate(quantise(tolerated))])
 
 
-def sample(servers: Servers, job: Job, candidates: int) -> np.ndarray:
+def ring_points(hashed: np.ndarray, spread_ties: bool) -> np.ndarray:
+    """Each server's point on SoI k's ring: its hashed tolerated score; with `spread_ties` (an option: §3.2 is silent
+    on ties) the m servers of one hashed score take m points spaced 2^14 / m apart from it, in server order."""
+    if not spread_ties:
+        return hashed
+    order = np.argsort(hashed, kind="stable")
+    _, first, counts = np.unique(hashed[order], return_index=True, return_counts=True)
+    group = np.repeat(np.arange(first.size), counts)
+    rank = np.arange(hashed.size) - first[group]
+    points = np.empty_like(hashed)
+    points[order] = (hashed[order] + rank * 2**SCORE_BITS // counts[group]) % 2**SCORE_BITS
+    return points
+
+
+def sample(servers: Servers, job: Job, candidates: int, spread_ties: bool = False) -> np.ndarray:
     """Hash-based candidate sampling (§3.2): b = h_k(c_new(k)) corresponds to the server whose hashed tolerated score on
-    SoI k is b (the next one up, modulo 2^14, when none is; ties split by b); re-hashing b gives further servers.
-    A server whose tolerated score equals the job's caused score (D1 = 0 on that SoI) is its SoI's first candidate."""
+    SoI k is b (the next one up, modulo 2^14, when none is; servers at one point split by b); re-hashing b gives
+    further servers. A server whose tolerated score equals the job's caused score (D1 = 0 on that SoI) is its SoI's
+    first candidate."""
     picked: dict[int, None] = {}
     per_soi = -(-candidates // job.caused.size)
     for k, c in enumerate(quantise(job.caused)):
-        order = np.argsort(servers.hashed[:, k], kind="stable")
-        ring = servers.hashed[order, k]
+        points = ring_points(servers.hashed[:, k], spread_ties)
+        order = np.argsort(points, kind="stable")
+        ring = points[order]
         b, seen = h(k, int(c)), set()
         while len(seen) < per_soi and b not in seen:
             seen.add(b)
@@ -180,9 +196,9 @@ def quality(t_server: np.ndarray, c_new: np.ndarray) -> np.ndarray:
     return (q - q.min()) / span if span > 0 else np.ones_like(q)
 
 
-def statistical(servers: Servers, job: Job, candidates: int = 64) -> int:
+def statistical(servers: Servers, job: Job, candidates: int = 64, spread_ties: bool = False) -> int:
     """The sampled candidate of best quality Q_i, among those of the job's best SC present."""
-    cands = np.intersect1d(sample(servers, job, candidates), free(servers, job.cores))
+    cands = np.intersect1d(sample(servers, job, candidates, spread_ties), free(servers, job.cores))
     if cands.size == 0:
         cands = free(servers, job.cores)
     q = quality(servers.tolerated[cands], job.caused / servers.capacity[cands, None])

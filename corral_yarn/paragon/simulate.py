@@ -26,6 +26,7 @@ from corral_yarn.paragon.schedule import (Job, Servers, greedy, heterogeneity_ob
 SCENARIOS = {"low": (2500, 0, 0.5), "high": (5000, 0, 0.9), "oversubscribed": (7500, 1000, 1.3)}
 QOS_LOSS = 0.05  # §2.3: QoS is violated at 95 % of the performance in isolation
 SCHEDULERS = ("paragon", "heterogeneity_oblivious", "interference_oblivious", "random", "paragon_statistical")
+OPTIONS = ("paragon_statistical_spread_ties",)  # not the paper's: equal hashed scores spread over the ring
 MATRICES = ("sc", "tolerated", "caused")
 GROW_EPOCHS = 10  # SGD epochs of each re-decomposition of a grown matrix (it starts at the SVD of R; docs/paragon.md)
 
@@ -198,7 +199,9 @@ def choose(servers: Servers, job: Job, scheduler: str, rng: np.random.Generator)
         return random_server(servers, job, rng)
     if scheduler == "paragon_statistical":
         return statistical(servers, job)
-    raise ValueError(f"scheduler: unknown {scheduler!r}, expected one of {', '.join(SCHEDULERS)}")
+    if scheduler == "paragon_statistical_spread_ties":
+        return statistical(servers, job, spread_ties=True)
+    raise ValueError(f"scheduler: unknown {scheduler!r}, expected one of {', '.join(SCHEDULERS + OPTIONS)}")
 
 
 def settle(servers: Servers, s: int, now: float, integral: np.ndarray, last: np.ndarray, rate: np.ndarray) -> None:

@@ -141,3 +141,18 @@ def test_a_server_tolerating_exactly_the_jobs_caused_score_is_sampled_first() ->
     servers.remove(417, 1, 1, np.zeros(3))
     np.testing.assert_array_equal(servers.hashed[417], servers.hashed[416])
     assert s.sample(servers, new, 64)[0] != 417
+
+
+def test_spread_ties_give_each_server_of_one_hashed_score_its_own_point() -> None:
+    hashed = np.array([100, 7, 100, 100, 100])
+    np.testing.assert_array_equal(s.ring_points(hashed, spread_ties=False), hashed)
+    points = s.ring_points(hashed, spread_ties=True)
+    assert points[1] == 7 and points[0] == 100  # a lone score, and the first of the group, at their hash
+    np.testing.assert_array_equal(np.sort(points[[0, 2, 3, 4]]), np.sort((100 + np.arange(4) * 4096) % 16384))
+    servers = cluster(list(range(10)) * 100)
+    for u in range(0, 1000, 2):  # half the servers loaded (each its own score), half empty (one score)
+        servers.place(u, u, 1, np.full(3, 0.2 + u / 2000), np.zeros(3))
+    new = job(best=0, tolerated=[1.0] * 3, caused=[0.2, 0.5, 0.7])
+    empty = servers.used == 0
+    assert empty[s.sample(servers, new, 64)].mean() < 0.1  # §3.2's ring: the empty servers are one point
+    assert 0.3 < empty[s.sample(servers, new, 64, spread_ties=True)].mean() < 0.7
