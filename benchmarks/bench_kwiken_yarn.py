@@ -30,8 +30,8 @@ the same stragglers and the same drift of the machine's load:
 Reported side by side: p50/p99/max JCT per arm, their ratios, what each arm spent (overall and per
 round) and what Kwiken's plan expected to spend (``expected_extra_container_s``), next to what eq. 5.3's
 linear allocation at the same budget (a copy priced at a mean task) is expected to spend.
-Job completion time (JCT) is JobHistory's finishTime - submitTime. Per arm, ``copy_launch_after_s``: when each
-task's speculative copy started after its first attempt did (JobHistory's startTime), and how many copies won.
+Job completion time (JCT) is JobHistory's finishTime - submitTime. Per arm and task type, ``copy_launch_after_s``:
+when each task's speculative copy started after its first attempt did (JobHistory's startTime); ``copies_won``.
 
 Needs root (cgroups). ``--quick``: 3 history rounds and 2 test rounds of the two arms default and
 kwiken (7 rounds of 4 jobs; a round takes one to several minutes depending on the machine's load).
@@ -209,18 +209,18 @@ class Progress:
                  self.done, self.total, label, now - started, now - self.start, left)
 
 
-def _copies(attempts: list[Any]) -> tuple[list[float], int]:
-    """Per task with a speculative copy: the seconds from its first attempt's start to the copy's; and how many
-    copies won (the task's first attempt did not succeed)."""
+def _copies(attempts: list[Any]) -> tuple[list[tuple[str, float]], dict[str, int]]:
+    """Per task with a speculative copy: its type and the seconds from its first attempt's start to the copy's; and
+    per type how many copies won (the task's first attempt did not succeed)."""
     by_task: dict[str, list[Any]] = {}
     for a in attempts:
         by_task.setdefault(a.attempt_id.rsplit("_", 1)[0], []).append(a)
-    launches, won = [], 0
+    launches, won = [], {"MAP": 0, "REDUCE": 0}
     for group in by_task.values():
         if len(group) > 1:
             first, copy = sorted(group, key=lambda a: a.started_ms)[:2]
-            launches.append((copy.started_ms - first.started_ms) / 1000)
-            won += first.state != "SUCCEEDED"
+            launches.append((first.type, (copy.started_ms - first.started_ms) / 1000))
+            won[first.type] += first.state != "SUCCEEDED"
     return launches, won
 
 
@@ -240,8 +240,8 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
             "mean_jct_s": float(jct.mean()), "task_container_s": task_s, "extra_container_s": extra,
             "extra_fraction": extra / max(task_s - extra, 1e-9), "speculative_attempts": sum(r["attempts"] - r["tasks"] for r in runs),
             "settings_in_job_conf": all(r["settings_in_job_conf"] for r in runs),
-            "copy_launch_after_s": _quantiles([d for r in runs for d in r["copy_launch_after_s"]]),
-            "copies_won": sum(r["copies_won"] for r in runs),
+            "copy_launch_after_s": {t.lower(): _quantiles([d for r in runs for u, d in r["copy_launch_after_s"] if u == t]) for t in ("MAP", "REDUCE")},
+            "copies_won": {t.lower(): sum(r["copies_won"][t] for r in runs) for t in ("MAP", "REDUCE")},
             "mean_jct_s_by_job": {k: float(np.mean([r["jct_s"] for r in runs if r["key"] == k])) for k, *_ in JOBS}}
 
 
