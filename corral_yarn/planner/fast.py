@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from corral_yarn.errors import PlanningError
 from corral_yarn.planner.network import RackChoice
-from corral_yarn.planner.provisioning import SAFETY, lower_bounds, provisioning
+from corral_yarn.planner.provisioning import SAFETY, CandidateBounds, lower_bounds, provisioning
 from corral_yarn.planner import reference
 from corral_yarn.planner.reference import prioritize
 from corral_yarn.planner.schedule import Key, Order, Scenario, Schedule, SlotDemand, effective_arrival, key_parts, objective, sort_key
@@ -262,6 +262,38 @@ class SlotPrioritization(IncrementalPrioritization):
         super().__init__(scenario, latency, arrival, counts, checkpoint_every, order)
         self.demand, self.capacity, self.slots = slots.demand, slots.capacity, slots
         self.checkpoints = [(self.checkpoints[0][0], RackSlots(self.n_racks, slots.capacity).snapshot())]  # type: ignore[list-item]
+        self.need = slots.demand[np.arange(len(self.count)), counts - 1]  # d_j(r_j)
+        self.rack_time = counts * latency[np.arange(len(self.count)), counts - 1]  # r_j L_j(r_j)
+
+    def widen(self, steps: Steps, lo: int, hi: int) -> None:
+        super().widen(steps, lo, hi)
+        for j in set(steps.job[lo:hi].tolist()):
+            self.need[j] = self.demand[j, self.count[j] - 1]
+            self.rack_time[j] = self.count[j] * self.duration[j]
+
+    def _later(self, position: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The rack-time and slot-time of the jobs from ``position`` on in the order, per demand d = 0..S."""
+        jobs = [key[3] for key in self.order[position:]]
+        need, rack_time = self.need[jobs], self.rack_time[jobs]
+        size = self.capacity + 1
+        return np.bincount(need, weights=rack_time, minlength=size), np.bincount(need, weights=rack_time * need, minlength=size)
+
+    def crowded(self, limit: float, racks: RackSlots, later_rack: NDArray[np.float64], later_slot: NDArray[np.float64]) -> bool:
+        """Batch: whether the later jobs (their rack-time and slot-time per demand) cannot all finish before
+        ``limit``. A job of d > theta slots runs on a rack only while it has more than theta slots free of the
+        reservations booked so far, from its L_i on (``RackSlots.room_by_free``): so for every theta the
+        later slot-time of such jobs must fit in that room; and if 2 d > S no two of them share a rack at
+        a time, so their rack-time must fit in the rack-seconds of that room too."""
+        if limit == math.inf:
+            return False
+        seconds = racks.room_by_free(limit)
+        levels = np.arange(self.capacity + 1)
+        room_slot, room_rack = _at_least(seconds * levels), _at_least(seconds)  # [x]: the room with at least x slots free
+        need_slot, need_rack = _at_least(later_slot), _at_least(later_rack)  # [x]: the jobs of at least x slots
+        alone = self.capacity // 2 + 1  # 2 x > S
+        slot_margin = SAFETY * (limit * self.n_racks * self.capacity + need_slot[1])
+        rack_margin = SAFETY * (limit * self.n_racks + need_rack[1])
+        return bool(np.any(need_slot[1:] > room_slot[1:] + slot_margin) or np.any(need_rack[alone:] > room_rack[alone:] + rack_margin))
 
     def _full_width(self, j: int, arrival: float, ready: float, uplink_free: float) -> tuple[float, float]:
         """A full-width job is every rack's last start: later jobs start at or after its start, not its finish.
@@ -320,6 +352,7 @@ class SlotPrioritization(IncrementalPrioritization):
         racks = RackSlots(self.n_racks, self.capacity, snapshot)  # type: ignore[arg-type]
         max_finish, total, durations, area = prefix.max_finish, prefix.completion_sum, prefix.duration_sum, prefix.area
         order, completion, count, duration_of, demand, uplink = self.order, self.completion, self.count, self.duration, self.demand, self.slots.uplink
+        later_rack, later_slot = self._later(prefix.jobs) if not self.online else (None, None)
         for position in range(prefix.jobs, n_jobs):
             arrival, _, _, j = order[position]
             width, duration = count[j], duration_of[j]
@@ -330,6 +363,9 @@ class SlotPrioritization(IncrementalPrioritization):
             total += done
             durations += duration
             area += width * need * duration
+            if later_rack is not None:
+                later_rack[need] -= width * duration
+                later_slot[need] -= width * need * duration
             if finish > max_finish:
                 max_finish = finish
             jobs = position + 1
@@ -339,12 +375,17 @@ class SlotPrioritization(IncrementalPrioritization):
                     return None
                 prefix = Prefix(jobs, order[position], max_finish, total, durations, area)
                 doomed_from = self.doomed_work(best, prefix, racks)
-                if work_total >= doomed_from:
-                    self.given_up, self.doomed_from = prefix, doomed_from
+                if work_total >= doomed_from or (later_rack is not None and self.crowded(best, racks, later_rack, later_slot)):
+                    self.given_up, self.doomed_from = prefix, doomed_from  # crowded: this candidate only, doomed_from still holds
                     return None
                 if jobs % saved_every == 0:
                     self.checkpoints.append((prefix, racks.snapshot()))  # type: ignore[arg-type]
         return math.fsum(completion) / n_jobs if self.online else max_finish
+
+
+def _at_least(per_level: NDArray[np.float64]) -> NDArray[np.float64]:
+    """[x] = the sum of ``per_level`` over levels x and up."""
+    return np.cumsum(per_level[::-1])[::-1]
 
 
 def _check(latency: NDArray[np.float64], arrival: NDArray[np.float64], slots: SlotDemand | None) -> None:
@@ -380,12 +421,16 @@ def _limit(best: float, winner: int, k: int) -> float:
     return math.nextafter(best, math.inf) if k < winner else best
 
 
-def _consider(run: IncrementalPrioritization, k: int, objective_bound: float, work: float, best: float, winner: int) -> tuple[float, int]:
-    """The best (objective, candidate) after looking at candidate k, the one ``run`` is at."""
+def _consider(run: IncrementalPrioritization, k: int, bounds: CandidateBounds, best: float, winner: int) -> tuple[float, int]:
+    """The best (objective, candidate) after looking at candidate k, the one ``run`` is at. What the look
+    proves is kept as k's objective bound: its objective, or the limit it cannot beat (the limit only falls,
+    so a candidate given up on once is not prioritized again)."""
     limit = _limit(best, winner, k)
-    if k == winner or objective_bound >= limit or work >= run.doomed_from:
+    work = float(bounds.work[k])
+    if k == winner or bounds.objective[k] >= limit or work >= run.doomed_from:
         return best, winner
     value = run.objective(limit, work)
+    bounds.objective[k] = max(bounds.objective[k], limit if value is None else value)
     return (value, k) if value is not None and value < limit else (best, winner)
 
 
@@ -440,22 +485,28 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
             return IncrementalPrioritization(scenario, latency, arrival, counts, every, order)
         return SlotPrioritization(scenario, latency, arrival, counts, every, order, slots)
 
-    best, winner = math.inf, prov.candidates
-    lowest = np.argpartition(bounds.objective, PROBES - 1)[:PROBES] if prov.candidates > PROBES else np.arange(prov.candidates)
-    for k in sorted(lowest.tolist(), key=lambda k: (bounds.objective[k], k)):
-        probe = prioritization(prov.counts(k, n_jobs))
-        best, winner = _consider(probe, k, float(bounds.objective[k]), float(bounds.work[k]), best, winner)
+    def probe(k: int, best: float, winner: int) -> tuple[float, int]:
+        return _consider(prioritization(prov.counts(k, n_jobs)), k, bounds, best, winner)
+
     def gallop(best: float, winner: int) -> tuple[float, int]:
-        for k in _gallop(winner, prov.candidates):
-            probe = prioritization(prov.counts(k, n_jobs))
-            best, winner = _consider(probe, k, float(bounds.objective[k]), float(bounds.work[k]), best, winner)
+        origin = winner
+        for k in _gallop(origin, prov.candidates):
+            best, winner = probe(k, best, winner)
+        low, high = winner, next((k for k in _gallop(origin, prov.candidates) if k > winner), prov.candidates)
+        while high - low > 1:  # bisect towards the end of the improving run between the incumbent and the next probe
+            middle = (low + high) // 2
+            best, winner = probe(middle, best, winner)
+            low, high = (middle, high) if winner == middle else (low, middle)
         return best, winner
 
-    if slots is not None and scenario == "batch":
-        best, winner = _consider(prioritization(prov.counts(0, n_jobs)), 0, float(bounds.objective[0]), float(bounds.work[0]), best, winner)
-        best, winner = gallop(best, winner)
+    best, winner = math.inf, prov.candidates
+    if slots is not None and scenario == "batch":  # candidate 0 and its gallop first: the lowest bounds are far off (docs/planner.md)
+        best, winner = gallop(*probe(0, best, winner))
+    lowest = np.argpartition(bounds.objective, PROBES - 1)[:PROBES] if prov.candidates > PROBES else np.arange(prov.candidates)
+    for k in sorted(lowest.tolist(), key=lambda k: (bounds.objective[k], k)):
+        best, winner = probe(k, best, winner)
     run = prioritization(prov.counts(0, n_jobs))
-    best, winner = _consider(run, 0, float(bounds.objective[0]), float(bounds.work[0]), best, winner)
+    best, winner = _consider(run, 0, bounds, best, winner)
     effective = effective_arrival(scenario, arrival)
     for first in range(1, prov.candidates, steps_per_chunk):  # chunks bound the memory of the step arrays
         last = min(first + steps_per_chunk, prov.candidates)  # candidates first .. last-1, made by steps first-1 .. last-2
@@ -465,7 +516,7 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
         while (i := _next_candidate(run, steps, objective_bound, work, applied, first, best, winner)) < last - first:
             run.widen(steps, applied, i + 1)
             applied = i + 1
-            best, winner = _consider(run, first + i, float(objective_bound[i]), float(work[i]), best, winner)
+            best, winner = _consider(run, first + i, bounds, best, winner)
             if slots is not None and winner == first + i:  # the sweep found a better candidate: gallop ahead of it too
                 best, winner = gallop(best, winner)
         run.widen(steps, applied, last - first)

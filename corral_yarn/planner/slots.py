@@ -224,6 +224,17 @@ class RackSlots:
         per_row = self.capacity * since + (running * slots).sum(axis=1)
         return float(per_row @ self.size[used])
 
+    def room_by_free(self, limit: float) -> NDArray[np.float64]:
+        """Per free level f = 0..S: the rack-seconds over [max(L_i, 0), limit), summed over racks, during which
+        rack i has f slots free of the reservations booked so far (batch: no later job starts on it before
+        L_i, and its held slots only fall after L_i, so it holds at most f slots of later jobs then)."""
+        used = slice(0, self.rows)
+        since = np.minimum(np.maximum(self.last_start[used], 0.0), limit)
+        edges = np.column_stack([since, np.minimum(np.maximum(self.ends[used], since[:, None]), limit), np.full(self.rows, limit)])
+        seconds = np.diff(edges, axis=1) * self.size[used][:, None]
+        free = self.capacity - np.column_stack([self.held[used], self.held_after[used]])
+        return np.bincount(free.ravel(), weights=seconds.ravel(), minlength=self.capacity + 1)
+
 
 def _smallest(key: NDArray[np.float64], width: int) -> NDArray[np.int64]:
     """The racks of the ``width`` smallest (key, index)."""

@@ -3,6 +3,7 @@ and with slot-aware sharing (docs/planner.md)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -219,3 +220,56 @@ def test_a_job_on_racks_idle_at_its_arrival_takes_them_at_once() -> None:
     counts, arrival = np.array([6, 1, 1, 3]), np.array([0.0, 0.0, 5.0, 5.0])
     expected = reference.prioritize("online", latency, arrival, counts, slots=demand)
     assert slots.prioritize("online", latency, arrival, counts, list(expected.order), demand).same_as(expected)
+
+
+def _crowded_at(run: fast.SlotPrioritization, n_racks: int, capacity: int, limit: float) -> list[bool]:
+    """``crowded(limit)`` at every saved prefix state of ``run``."""
+    return [run.crowded(limit, slots.RackSlots(n_racks, capacity, snapshot), *run._later(prefix.jobs)) for prefix, snapshot in run.checkpoints[1:]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(instances(max_jobs=10, max_racks=5), st.sampled_from(ORDERS), st.data())
+def test_no_slot_prefix_is_crowded_below_the_makespan_it_reaches(instance: Instance, order: Order, data: st.DataObject) -> None:
+    # the room-by-free-slots give-up test (batch) must never fire for a limit the candidate's own makespan stays within
+    latency, arrival = instance
+    n_jobs, n_racks = latency.shape
+    sharing = data.draw(slot_demands(latency.shape))
+    prov = provisioning(latency)
+    counts = prov.counts(data.draw(st.integers(0, prov.candidates - 1)), n_jobs)
+    run = fast.SlotPrioritization("batch", latency, arrival, counts, 1, order, sharing)
+    makespan = run.objective(math.inf, 0.0)
+    assert makespan == reference.prioritize("batch", latency, arrival, counts, order, sharing).objective
+    assert not any(_crowded_at(run, n_racks, sharing.capacity, makespan)), makespan
+
+
+@settings(max_examples=60, deadline=None)
+@given(instances(max_jobs=6, max_racks=3), st.data())
+def test_the_crowded_test_is_below_the_best_order_of_the_later_jobs(instance: Instance, data: st.DataObject) -> None:
+    # brute force: after a prefix of the thesis order, no order of the later jobs (each placed by the slot rule)
+    # finishes before a limit at which the prefix is crowded; the test counts room, not an order
+    latency, arrival = instance
+    n_jobs, n_racks = latency.shape
+    sharing = data.draw(slot_demands(latency.shape))
+    counts = provisioning(latency).counts(data.draw(st.integers(0, n_jobs * (n_racks - 1))), n_jobs)
+    run = fast.SlotPrioritization("batch", latency, arrival, counts, 1, "thesis", sharing)
+    run.objective(math.inf, 0.0)
+    for prefix, snapshot in run.checkpoints[1:]:
+        head = [key[3] for key in run.order[: prefix.jobs]]
+        rest = [key[3] for key in run.order[prefix.jobs :]]
+        best = min(slots.prioritize("batch", latency, arrival, counts, head + list(tail), sharing).objective for tail in itertools.permutations(rest))
+        assert not run.crowded(best, slots.RackSlots(n_racks, sharing.capacity, snapshot), *run._later(prefix.jobs)), (prefix.jobs, best)
+
+
+def test_a_prefix_is_crowded_when_full_rack_jobs_find_no_free_rack_in_time() -> None:
+    # a job on both racks holds 1 of 4 slots of each until 10; two later 4-slot jobs of 6 s cannot start before
+    # 10, so none of them ends before 16: crowded for a limit of 12, not for 16 (their makespan)
+    latency = np.array([[20.0, 10.0], [6.0, 6.0], [6.0, 6.0]])
+    sharing = SlotDemand(np.array([[1, 1], [4, 4], [4, 4]]), 4)
+    run = fast.SlotPrioritization("batch", latency, np.zeros(3), np.array([2, 1, 1]), 1, "thesis", sharing)
+    assert run.objective(math.inf, 0.0) == 16.0
+    after_the_wide_job = [crowded for (prefix, _), crowded in zip(run.checkpoints[1:], _crowded_at(run, 2, 4, 12.0)) if prefix.jobs == 1]
+    assert after_the_wide_job == [True]
+    assert not any(_crowded_at(run, 2, 4, 16.0))
+    # the slot-time area alone does not see it: (20 blocked + 48 later) / 8 slots = 8.5 s < 12
+    prefix, snapshot = run.checkpoints[1]
+    assert run.doomed_work(12.0, prefix, slots.RackSlots(2, 4, snapshot)) > 20.0 + 48.0  # the slot-time of all three
