@@ -264,19 +264,36 @@ class SlotPrioritization(IncrementalPrioritization):
         self.checkpoints = [(self.checkpoints[0][0], RackSlots(self.n_racks, slots.capacity).snapshot())]  # type: ignore[list-item]
         self.need = slots.demand[np.arange(len(self.count)), counts - 1]  # d_j(r_j)
         self.rack_time = counts * latency[np.arange(len(self.count)), counts - 1]  # r_j L_j(r_j)
+        self.per_need = self._per_need(np.arange(len(self.count)))  # every job's, kept up to date by ``widen``
+        self.per_need_updates = 0  # since it was last summed afresh (its rounding grows with them)
 
     def widen(self, steps: Steps, lo: int, hi: int) -> None:
         super().widen(steps, lo, hi)
+        rack_time, slot_time = self.per_need
+        self.per_need_updates += hi - lo
         for j in set(steps.job[lo:hi].tolist()):
-            self.need[j] = self.demand[j, self.count[j] - 1]
-            self.rack_time[j] = self.count[j] * self.duration[j]
+            need, time = int(self.need[j]), float(self.rack_time[j])
+            rack_time[need] -= time
+            slot_time[need] -= time * need
+            self.need[j] = need = self.demand[j, self.count[j] - 1]
+            self.rack_time[j] = time = self.count[j] * self.duration[j]
+            rack_time[need] += time
+            slot_time[need] += time * need
 
-    def _later(self, position: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """The rack-time and slot-time of the jobs from ``position`` on in the order, per demand d = 0..S."""
-        jobs = [key[3] for key in self.order[position:]]
+    def _per_need(self, jobs: NDArray[np.int64] | list[int]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The rack-time and slot-time of ``jobs`` per demand d = 0..S."""
         need, rack_time = self.need[jobs], self.rack_time[jobs]
         size = self.capacity + 1
         return np.bincount(need, weights=rack_time, minlength=size), np.bincount(need, weights=rack_time * need, minlength=size)
+
+    def _later(self, position: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The rack-time and slot-time of the jobs from ``position`` on in the order, per demand d = 0..S."""
+        if self.per_need_updates > PER_NEED_UPDATES:
+            self.per_need, self.per_need_updates = self._per_need(np.arange(len(self.count))), 0
+        if position > len(self.order) // 2:
+            return self._per_need([key[3] for key in self.order[position:]])
+        before = self._per_need([key[3] for key in self.order[:position]])
+        return self.per_need[0] - before[0], self.per_need[1] - before[1]
 
     def crowded(self, limit: float, racks: RackSlots, later_rack: NDArray[np.float64], later_slot: NDArray[np.float64]) -> bool:
         """Batch: whether the later jobs (their rack-time and slot-time per demand) cannot all finish before
@@ -375,7 +392,8 @@ class SlotPrioritization(IncrementalPrioritization):
                     return None
                 prefix = Prefix(jobs, order[position], max_finish, total, durations, area)
                 doomed_from = self.doomed_work(best, prefix, racks)
-                if work_total >= doomed_from or (later_rack is not None and self.crowded(best, racks, later_rack, later_slot)):
+                crowded_test = later_rack is not None and jobs % (every if jobs < CROWDED_TESTS_DENSE else every * CROWDED_TESTS_SPARSE) == 0
+                if work_total >= doomed_from or (crowded_test and self.crowded(best, racks, later_rack, later_slot)):
                     self.given_up, self.doomed_from = prefix, doomed_from  # crowded: this candidate only, doomed_from still holds
                     return None
                 if jobs % saved_every == 0:
@@ -403,6 +421,10 @@ CHECKPOINT_EVERY: dict[Scenario, int] = {"batch": 32, "online": 8}
 # with slot-aware sharing a batch candidate's placements cost O(R) each and its give-up comes a few jobs after it
 # resumes; online, most candidates resume at the start and give up at the first test (the later full-width jobs' waits)
 SLOT_CHECKPOINT_EVERY: dict[Scenario, int] = {"batch": 4, "online": 4}
+# batch with sharing: the room-by-free-slots test (``crowded``) at every give-up test over the first 64 jobs, where
+# losing candidates fail, then at every 8th (it costs some 10 numpy calls; candidates that win pass all of them)
+CROWDED_TESTS_DENSE, CROWDED_TESTS_SPARSE = 64, 8
+PER_NEED_UPDATES = 4096  # widenings between fresh sums of the later jobs' time per demand: rounding stays far below SAFETY
 ONLINE_TESTS_PER_SNAPSHOT = 4  # online with sharing, the prefix state is saved at every 4th give-up test only
 
 
@@ -488,11 +510,12 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
     def probe(k: int, best: float, winner: int) -> tuple[float, int]:
         return _consider(prioritization(prov.counts(k, n_jobs)), k, bounds, best, winner)
 
-    def gallop(best: float, winner: int) -> tuple[float, int]:
+    def gallop(best: float, winner: int, farthest_first: bool = False) -> tuple[float, int]:
         origin = winner
-        for k in _gallop(origin, prov.candidates):
+        ahead = _gallop(origin, prov.candidates)
+        for k in reversed(ahead) if farthest_first else ahead:
             best, winner = probe(k, best, winner)
-        low, high = winner, next((k for k in _gallop(origin, prov.candidates) if k > winner), prov.candidates)
+        low, high = winner, next((k for k in ahead if k > winner), prov.candidates)
         while high - low > 1:  # bisect towards the end of the improving run between the incumbent and the next probe
             middle = (low + high) // 2
             best, winner = probe(middle, best, winner)
@@ -501,7 +524,7 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
 
     best, winner = math.inf, prov.candidates
     if slots is not None and scenario == "batch":  # candidate 0 and its gallop first: the lowest bounds are far off (docs/planner.md)
-        best, winner = gallop(*probe(0, best, winner))
+        best, winner = gallop(*probe(0, best, winner), farthest_first=True)
     lowest = np.argpartition(bounds.objective, PROBES - 1)[:PROBES] if prov.candidates > PROBES else np.arange(prov.candidates)
     for k in sorted(lowest.tolist(), key=lambda k: (bounds.objective[k], k)):
         best, winner = probe(k, best, winner)

@@ -95,6 +95,8 @@ class RackSlots:
         idle = self._idle(arrival, width, need, duration, uplink)
         if idle is not None:
             return arrival, idle
+        if width == 1 and not uplink:
+            return self._place_one(arrival, need, duration)
         earliest = self.earliest(arrival, need, uplink)
         if width == earliest.size:
             start, chosen = float(earliest.max()), self.racks
@@ -108,6 +110,57 @@ class RackSlots:
             self.uplink_free[rows] = np.maximum(self.uplink_free[rows], start + duration)
         self.rack_free[chosen] = self.free_at[self.row_of[chosen]]
         return start, chosen
+
+    def _place_one(self, arrival: float, need: int, duration: float) -> tuple[float, NDArray[np.int64]]:
+        """``place`` for a job on one rack: the first (F_i, i) of the racks with the smallest e_i, booked in its row alone."""
+        used = slice(0, self.rows)
+        room = self.capacity - need
+        first = np.count_nonzero(self.held_after[used] > room, axis=1)
+        wait = np.where(self.held[used] > room, self.ends[np.arange(self.rows), first], -np.inf)
+        earliest = np.maximum(np.maximum(self.last_start[used], wait), arrival)
+        start = float(earliest.min())
+        rack = int(np.where(earliest[self.row_of] <= start, self.rack_free, np.inf).argmin())
+        row = self._own_row(rack)
+        self._book_row(row, start, start + duration, need)
+        self.rack_free[rack] = self.free_at[row]
+        return start, np.array([rack])
+
+    def _own_row(self, rack: int) -> int:
+        """Rack ``rack``'s row, after moving it to a copy of its row if it shares one."""
+        row = int(self.row_of[rack])
+        if self.size[row] == 1:
+            return row
+        copy = self.rows
+        for array in (self.last_start, self.free_at, self.ends, self.slots, self.held, self.held_after, self.uplink_free):
+            array[copy] = array[row]
+        self.size[row] -= 1
+        self.size[copy] = 1
+        self.rows += 1
+        self.row_of[rack] = copy
+        return copy
+
+    def _book_row(self, row: int, start: float, end: float, need: int) -> None:
+        """``_book`` for one row: its reservations over by ``start`` leave, the new one goes in after those ending by ``end``."""
+        ends, slots = self.ends[row], self.slots[row]
+        done = int(np.searchsorted(ends, start, side="right"))
+        booked = int(np.count_nonzero(slots))
+        if booked - done + 1 >= ends.shape[0]:  # keep a padding column
+            self._widen(booked - done + 2)
+            ends, slots = self.ends[row], self.slots[row]
+        if end > start:  # a job of no duration holds no slot after its start
+            at = int(np.searchsorted(ends, end, side="right"))
+            kept_ends = np.concatenate((ends[done:at], (end,), ends[at:booked]))
+            kept_slots = np.concatenate((slots[done:at], (need,), slots[at:booked]))
+        else:
+            kept_ends, kept_slots = ends[done:booked].copy(), slots[done:booked].copy()
+        running = kept_ends.size
+        ends[:running], ends[running:] = kept_ends, np.inf
+        slots[:running], slots[running:] = kept_slots, 0
+        held = int(kept_slots.sum())
+        self.held[row] = held
+        self.held_after[row] = held - np.cumsum(slots)
+        self.free_at[row] = end if self.last_start[row] == -np.inf else max(float(self.free_at[row]), end)
+        self.last_start[row] = start
 
     def _idle(self, arrival: float, width: int, need: int, duration: float, uplink: bool) -> NDArray[np.int64] | None:
         """The shortcut of light load: if the r_j smallest (F_i, i) are at most A, every reservation on those
