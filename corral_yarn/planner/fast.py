@@ -32,6 +32,7 @@ from corral_yarn.planner.slots import RackSlots
 from corral_yarn.planner.slots import prioritize as prioritize_slots
 
 FULL_WIDTH_JOBS = 64  # at most this many later full-width jobs in an online give-up test
+BLOCKING_FULL_WIDTH_JOBS = 4  # with sharing, at most this many of them counted per position (jobs they block)
 
 
 @dataclass(frozen=True)
@@ -266,19 +267,23 @@ class SlotPrioritization(IncrementalPrioritization):
         self.rack_time = counts * latency[np.arange(len(self.count)), counts - 1]  # r_j L_j(r_j)
         self.per_need = self._per_need(np.arange(len(self.count)))  # every job's, kept up to date by ``widen``
         self.per_need_updates = 0  # since it was last summed afresh (its rounding grows with them)
+        self.arrival_at = np.array(self.arrival_by_position)
+        self.by_position: tuple[NDArray[np.int64], NDArray[np.bool_]] | None = None  # ``_by_position``, for the order as sorted
 
     def widen(self, steps: Steps, lo: int, hi: int) -> None:
         super().widen(steps, lo, hi)
+        if hi <= lo:
+            return
         rack_time, slot_time = self.per_need
         self.per_need_updates += hi - lo
-        for j in set(steps.job[lo:hi].tolist()):
-            need, time = int(self.need[j]), float(self.rack_time[j])
-            rack_time[need] -= time
-            slot_time[need] -= time * need
-            self.need[j] = need = self.demand[j, self.count[j] - 1]
-            self.rack_time[j] = time = self.count[j] * self.duration[j]
-            rack_time[need] += time
-            slot_time[need] += time * need
+        widened = steps.job[lo:hi]
+        jobs, from_end = np.unique(widened[::-1], return_index=True)
+        last = widened.size - 1 - from_end  # each job's last step
+        for need, time, sign in ((self.need[jobs], self.rack_time[jobs], -1.0),
+                                 (self.demand[jobs, steps.count[lo:hi][last] - 1], steps.count[lo:hi][last] * steps.duration[lo:hi][last], 1.0)):
+            np.add.at(rack_time, need, sign * time)
+            np.add.at(slot_time, need, sign * time * need)
+        self.need[jobs], self.rack_time[jobs] = need, time
 
     def _per_need(self, jobs: NDArray[np.int64] | list[int]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """The rack-time and slot-time of ``jobs`` per demand d = 0..S."""
@@ -311,6 +316,44 @@ class SlotPrioritization(IncrementalPrioritization):
         slot_margin = SAFETY * (limit * self.n_racks * self.capacity + need_slot[1])
         rack_margin = SAFETY * (limit * self.n_racks + need_rack[1])
         return bool(np.any(need_slot[1:] > room_slot[1:] + slot_margin) or np.any(need_rack[alone:] > room_rack[alone:] + rack_margin))
+
+    def _waiting_after(self, prefix: Prefix, earliest_free: float, latest_free: float, uplink_free: float = -math.inf) -> tuple[float, float]:
+        """As ``IncrementalPrioritization._waiting_after``, and a later full-width job f also blocks, until it
+        finishes, every job after it that cannot share a rack with it: one of d_j > S - d_f slots (f holds d_f
+        of every rack), or, if f holds the uplinks, one that holds its racks' uplinks; so is a later
+        full-width job of the two kinds. Counted per position for the first BLOCKING_FULL_WIDTH_JOBS of them; the
+        larger of that and the inherited bound (both bounds) is returned."""
+        waiting, level = super()._waiting_after(prefix, earliest_free, latest_free, uplink_free)
+        first = 0 if prefix.last_key is None else bisect_right(self.full_width, prefix.last_key)
+        later_full = self.full_width[first : first + BLOCKING_FULL_WIDTH_JOBS]
+        if not later_full:
+            return waiting, level
+        need_at, uplink_at = self._by_position()
+        start_at = np.full(len(self.order) - prefix.jobs, earliest_free)  # a lower bound on each later position's start
+        position, ready, finished = prefix.jobs, latest_free, []
+        for arrival, _, _, j in later_full:
+            end = bisect_right(self.arrival_by_position, arrival, position)  # may come before it
+            need, holds = int(self.need[j]), self.slots.uplink(j, self.n_racks)
+            start, uplink_free = self._full_width(j, arrival, ready, uplink_free)
+            start = max([start, *(finish for other, other_holds, finish in finished if need + other > self.capacity or (holds and other_holds))])
+            finish = start + self.duration[j]
+            uplink_free = finish if holds else uplink_free
+            after = start_at[end - prefix.jobs :]
+            blocked = (need_at[end:] > self.capacity - need) | (uplink_at[end:] & holds)
+            after[:] = np.maximum(after, np.where(blocked, finish, start))
+            finished.append((need, holds, finish))
+            position, ready = end, start
+        waits = start_at - self.arrival_at[prefix.jobs :]
+        return max(waiting, float(waits[waits > 0].sum())), max(level, float(start_at.max()))
+
+    def _by_position(self) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+        """d_j(r_j) and whether job j holds its racks' uplinks, by position in the current order."""
+        if self.by_position is None:
+            jobs = np.array([key[3] for key in self.order])
+            counts = np.array(self.count)[jobs]
+            core = np.ones(jobs.size, dtype=bool) if self.slots.core is None else self.slots.core[jobs]
+            self.by_position = self.need[jobs], (counts > 1) & core
+        return self.by_position
 
     def _full_width(self, j: int, arrival: float, ready: float, uplink_free: float) -> tuple[float, float]:
         """A full-width job is every rack's last start: later jobs start at or after its start, not its finish.
@@ -361,6 +404,7 @@ class SlotPrioritization(IncrementalPrioritization):
     def objective(self, best: float, work_total: float) -> float | None:
         """The current candidate's objective, or None once it provably cannot beat ``best``."""
         self._sort()
+        self.by_position = None
         n_jobs, every = len(self.order), self.checkpoint_every
         saved_every = every * (ONLINE_TESTS_PER_SNAPSHOT if self.online else 1)  # a snapshot costs more than a give-up test
         max_finish_limit = math.inf if self.online else best

@@ -273,3 +273,22 @@ def test_a_prefix_is_crowded_when_full_rack_jobs_find_no_free_rack_in_time() -> 
     # the slot-time area alone does not see it: (20 blocked + 48 later) / 8 slots = 8.5 s < 12
     prefix, snapshot = run.checkpoints[1]
     assert run.doomed_work(12.0, prefix, slots.RackSlots(2, 4, snapshot)) > 20.0 + 48.0  # the slot-time of all three
+
+
+def test_a_later_full_width_job_blocks_the_jobs_that_cannot_share_a_rack_with_it() -> None:
+    # online, 2 racks of 4 slots: A (at 0, 1 rack, 1 slot, 1 s); F (at 1, both racks, 1 slot each, 10 s, no shuffle);
+    # B (at 2, 1 rack, all 4 slots, 1 s) cannot share a rack with F, so it starts when F ends at 11; C (at 2.5, 3 slots,
+    # 1 s) fits beside F on rack 1 (rack 0 waits for B): completions 1, 10, 10, 1
+    latency = np.array([[1.0, 1.0], [20.0, 10.0], [1.0, 1.0], [1.0, 1.0]])
+    sharing = SlotDemand(np.array([[1, 1], [1, 1], [4, 4], [3, 3]]), 4, core=np.zeros(4, dtype=bool))
+    arrival, counts = np.array([0.0, 1.0, 2.0, 2.5]), np.array([1, 2, 1, 1])
+    assert reference.prioritize("online", latency, arrival, counts, "thesis", sharing).objective == 22.0 / 4
+    run = fast.SlotPrioritization("online", latency, arrival, counts, 1, "thesis", sharing)
+    racks = slots.RackSlots(2, 4)
+    racks.place(0.0, 1, 1, 1.0)
+    after_a = fast.Prefix(1, run.order[0], 1.0, 1.0, 1.0, 1.0)
+    assert run._waiting_after(after_a, 0.0, 0.0) == (9.0, 11.0)  # B waits from 2 to 11; F and C do not wait
+    assert fast.IncrementalPrioritization._waiting_after(run, after_a, 0.0, 0.0)[0] == 0.0  # without the rule: after F's start
+    durations = 13.0
+    assert durations >= run.doomed_work(5.4, after_a, racks)  # gives up below the objective of 5.5 ...
+    assert durations < run.doomed_work(5.5 * (1 + 1e-9), after_a, racks)  # ... not above it
