@@ -13,6 +13,7 @@ Only the winner is prioritized with rack identities, by the reference's own code
 
 from __future__ import annotations
 
+import copy
 import math
 from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
@@ -121,6 +122,14 @@ class IncrementalPrioritization:
         self.given_up: Prefix | None = None  # a prefix that proved the candidates sharing it cannot win
         self.doomed_from = math.inf  # ... when their total work is at least this
         self.witness: int | None = None  # ... or a later job that dooms them while it is not widened
+
+    def copy(self) -> IncrementalPrioritization:
+        """An independent copy, to walk to another candidate from this one's prefix states."""
+        other = copy.copy(self)
+        for name in ("key", "order", "count", "duration", "full_width", "completion", "checkpoints"):
+            setattr(other, name, getattr(self, name).copy())
+        other.moved = dict(self.moved)
+        return other
 
     def widen(self, steps: Steps, lo: int, hi: int) -> None:
         """Apply steps lo..hi-1 (r_j += 1 each): forget the prefix states they change."""
@@ -269,6 +278,12 @@ class SlotPrioritization(IncrementalPrioritization):
         self.per_need_updates = 0  # since it was last summed afresh (its rounding grows with them)
         self.arrival_at = np.array(self.arrival_by_position)
         self.by_position: tuple[NDArray[np.int64], NDArray[np.bool_]] | None = None  # ``_by_position``, for the order as sorted
+
+    def copy(self) -> SlotPrioritization:
+        other = super().copy()
+        assert isinstance(other, SlotPrioritization)
+        other.need, other.rack_time, other.per_need = self.need.copy(), self.rack_time.copy(), (self.per_need[0].copy(), self.per_need[1].copy())
+        return other
 
     def widen(self, steps: Steps, lo: int, hi: int) -> None:
         super().widen(steps, lo, hi)
@@ -472,6 +487,7 @@ PER_NEED_UPDATES = 4096  # widenings between fresh sums of the later jobs' time 
 ONLINE_TESTS_PER_SNAPSHOT = 4  # online with sharing, the prefix state is saved at every 4th give-up test only
 
 
+WALK_STEPS = 1024  # a gallop's probe starts from a copy of a prioritized candidate at most this many steps before it
 PROBES = 4  # candidates with the lowest objective bounds evaluated first, for a good incumbent
 
 
@@ -551,18 +567,32 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
             return IncrementalPrioritization(scenario, latency, arrival, counts, every, order)
         return SlotPrioritization(scenario, latency, arrival, counts, every, order, slots)
 
-    def probe(k: int, best: float, winner: int) -> tuple[float, int]:
-        return _consider(prioritization(prov.counts(k, n_jobs)), k, bounds, best, winner)
+    effective = effective_arrival(scenario, arrival)
 
-    def gallop(best: float, winner: int, farthest_first: bool = False) -> tuple[float, int]:
+    def probe(k: int, best: float, winner: int, states: dict[int, IncrementalPrioritization] | None = None) -> tuple[float, int]:
+        """``_consider`` candidate k; with ``states`` (candidate -> its prioritization, never changed) k starts from
+        a copy of the nearest one at most WALK_STEPS before it, keeping the prefix states its steps leave alone."""
+        near = max((c for c in states or () if c < k <= c + WALK_STEPS), default=None)
+        if near is None:
+            run = prioritization(prov.counts(k, n_jobs))
+        else:
+            run = states[near].copy()  # type: ignore[index]
+            run.widen(Steps.of(order, latency, effective, prov.widened[near:k], prov.new_count[near:k]), 0, k - near)
+        best, winner = _consider(run, k, bounds, best, winner)
+        if states is not None and winner == k:
+            states[k] = run
+        return best, winner
+
+    def gallop(best: float, winner: int, source: IncrementalPrioritization | None = None, farthest_first: bool = False) -> tuple[float, int]:
         origin = winner
+        states = None if source is None else {origin: source}
         ahead = _gallop(origin, prov.candidates)
         for k in reversed(ahead) if farthest_first else ahead:
-            best, winner = probe(k, best, winner)
+            best, winner = probe(k, best, winner, states)
         low, high = winner, next((k for k in ahead if k > winner), prov.candidates)
         while high - low > 1:  # bisect towards the end of the improving run between the incumbent and the next probe
             middle = (low + high) // 2
-            best, winner = probe(middle, best, winner)
+            best, winner = probe(middle, best, winner, states)
             low, high = (middle, high) if winner == middle else (low, middle)
         return best, winner
 
@@ -574,7 +604,6 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
         best, winner = probe(k, best, winner)
     run = prioritization(prov.counts(0, n_jobs))
     best, winner = _consider(run, 0, bounds, best, winner)
-    effective = effective_arrival(scenario, arrival)
     for first in range(1, prov.candidates, steps_per_chunk):  # chunks bound the memory of the step arrays
         last = min(first + steps_per_chunk, prov.candidates)  # candidates first .. last-1, made by steps first-1 .. last-2
         steps = Steps.of(order, latency, effective, prov.widened[first - 1 : last - 1], prov.new_count[first - 1 : last - 1])
@@ -585,7 +614,7 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
             applied = i + 1
             best, winner = _consider(run, first + i, bounds, best, winner)
             if slots is not None and winner == first + i:  # the sweep found a better candidate: gallop ahead of it too
-                best, winner = gallop(best, winner)
+                best, winner = gallop(best, winner, run)
         run.widen(steps, applied, last - first)
     counts = prov.counts(winner, n_jobs)
     if slots is None:
