@@ -597,7 +597,7 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
         return best, winner
 
     best, winner = math.inf, prov.candidates
-    if slots is not None and scenario == "batch":  # candidate 0 and its gallop first: the lowest bounds are far off (docs/planner.md)
+    if slots is not None:  # candidate 0 and its gallop first: the lowest bounds are far off (docs/planner.md)
         best, winner = gallop(*probe(0, best, winner), farthest_first=True)
     lowest = np.argpartition(bounds.objective, PROBES - 1)[:PROBES] if prov.candidates > PROBES else np.arange(prov.candidates)
     for k in sorted(lowest.tolist(), key=lambda k: (bounds.objective[k], k)):
