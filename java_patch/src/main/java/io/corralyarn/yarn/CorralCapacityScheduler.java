@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -27,6 +28,7 @@ import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppImpl;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttempt;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
@@ -43,6 +45,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppRemovedS
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeAddedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeRemovedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeResourceUpdateSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -72,6 +75,14 @@ import org.slf4j.LoggerFactory;
  * rack set or a priority above the queue's default is honoured only under a valid planner grant
  * ({@link RackSetGrant}); otherwise the application is scheduled as an ordinary one at the
  * queue's default priority (logged, metric {@code UngrantedTags}).
+ *
+ * <p>While a confined application waits for its AM container, a heartbeating node of R_j on which
+ * more AM JVMs are starting (AM containers whose attempt has not registered) than on another live
+ * node of R_j that can hold the AM container is held off with the AM's blacklist, until that node's
+ * next heartbeat finds it otherwise; the CapacityScheduler alone gives the AM to the first node of
+ * R_j that heartbeats with room, and AMs of jobs arriving one after the other started on one node
+ * of a rack while the other started none (docs/planner.md). O(nodes of R_j x their containers) per
+ * waiting application and node heartbeat.
  *
  * <p>With a latency file ({@value NodeLatency#FILE_KEY}, read when the scheduler starts), an
  * application tagged {@code corral-latency:<function>} and confined to R_j gets its containers on
@@ -131,6 +142,8 @@ public class CorralCapacityScheduler extends CapacityScheduler {
   private final ConcurrentMap<ApplicationId, Set<String>> heldBack = new ConcurrentHashMap<>();
   // per latency-sensitive application: asks its AM's last counts repeat for containers it had not seen
   private final ConcurrentMap<ApplicationId, Resource> staleAsks = new ConcurrentHashMap<>();
+  // per application waiting for its AM container: the nodes its AM is held off, as more AMs start there
+  private final ConcurrentMap<ApplicationId, Set<String>> amHeldOff = new ConcurrentHashMap<>();
   // after a restart: until when R_j's NodeManagers not registered again count as not lost (0: none)
   private volatile long recoveryGraceEndMs;
 
@@ -213,6 +226,7 @@ public class CorralCapacityScheduler extends CapacityScheduler {
         ApplicationId attemptApp = attemptAdded.getApplicationAttemptId().getApplicationId();
         enforcedAt.remove(attemptApp);  // a new attempt has a blacklist of its own
         heldBack.remove(attemptApp);
+        amHeldOff.remove(attemptApp);
         staleAsks.remove(attemptApp);
         enforce(attemptApp);
         break;
@@ -234,6 +248,7 @@ public class CorralCapacityScheduler extends CapacityScheduler {
         if (recoveryGraceOver()) {
           rackSets.keySet().forEach(this::enforce);
         }
+        spreadAmStarts(((NodeUpdateSchedulerEvent) event).getRMNode());
         super.handle(event);
         break;
       case NODE_RESOURCE_UPDATE:
@@ -443,8 +458,85 @@ public class CorralCapacityScheduler extends CapacityScheduler {
     return master == null ? null : rmContext.getRMNodes().get(master.getNodeId());
   }
 
+  /**
+   * Before a node heartbeat's allocation: holds the AM container of each confined application
+   * waiting for one off the heartbeating node of R_j while more AM JVMs are starting there than on
+   * another live node of R_j that can hold it; lets the node go again otherwise. Without it the
+   * CapacityScheduler gives an AM container to the first node of R_j that heartbeats with room, so
+   * on the testbed's nodes of a third of a core (thesis §4.5.1) AMs of jobs arriving one after
+   * the other started on one node while its rack-mate started none. O(nodes of R_j x their
+   * containers) per waiting application.
+   */
+  private void spreadAmStarts(RMNode heartbeating) {
+    for (ApplicationId appId : rackSets.keySet()) {
+      SchedulerApplication<FiCaSchedulerApp> app = getSchedulerApplications().get(appId);
+      FiCaSchedulerApp attempt = app == null ? null : app.getCurrentAppAttempt();
+      if (attempt == null || !attempt.isWaitingForAMContainer()) {
+        continue;
+      }
+      Set<String> held = amHeldOff.computeIfAbsent(appId, a -> ConcurrentHashMap.newKeySet());
+      String host = heartbeating.getHostName();
+      boolean hold = !lifted.contains(appId) && rackSets.get(appId).contains(
+          heartbeating.getRackName().toLowerCase(Locale.ROOT)) && busierThanARackMate(appId, heartbeating);
+      if (hold && held.add(host)) {
+        attempt.updateBlacklist(List.of(host), List.of());
+        LOG.info("{}: AM container held off {}: more AMs start there than on a node of its racks",
+            appId, host);
+      } else if (!hold && held.remove(host)) {
+        attempt.updateBlacklist(List.of(), List.of(host));
+      }
+    }
+  }
+
+  /** Whether another live node of the application's rack set that can hold its AM has fewer AMs starting. */
+  private boolean busierThanARackMate(ApplicationId appId, RMNode node) {
+    RMApp app = rmContext.getRMApps().get(appId);
+    List<ResourceRequest> amRequests = app == null ? null : app.getAMResourceRequests();
+    if (amRequests == null || amRequests.isEmpty()) {
+      return false;
+    }
+    FiCaSchedulerNode self = getNode(node.getNodeID());
+    int starting = self == null ? 0 : amsStarting(self);
+    if (starting == 0) {
+      return false;
+    }
+    Resource am = amRequests.get(0).getCapability();
+    for (String rack : census.racksOf(rackSets.get(appId))) {
+      for (FiCaSchedulerNode other : getNodeTracker().getNodesByResourceName(rack)) {
+        if (!other.getNodeID().equals(node.getNodeID())
+            && Resources.fitsIn(am, other.getUnallocatedResource()) && amsStarting(other) < starting) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /** AM containers on the node whose attempt has not registered yet (its JVM still starting). */
+  private int amsStarting(FiCaSchedulerNode node) {
+    int starting = 0;
+    for (RMContainer container : node.getCopiedListOfRunningContainers()) {
+      if (container.isAMContainer() && amStarting(container.getApplicationAttemptId())) {
+        starting++;
+      }
+    }
+    return starting;
+  }
+
+  private boolean amStarting(ApplicationAttemptId attemptId) {
+    RMApp app = rmContext.getRMApps().get(attemptId.getApplicationId());
+    RMAppAttempt attempt = app == null ? null : app.getRMAppAttempt(attemptId);
+    if (attempt == null) {
+      return false;
+    }
+    RMAppAttemptState state = attempt.getAppAttemptState();
+    return state == RMAppAttemptState.ALLOCATED_SAVING || state == RMAppAttemptState.ALLOCATED
+        || state == RMAppAttemptState.LAUNCHED;
+  }
+
   private void forget(ApplicationId appId) {
     enforcedAt.remove(appId);
+    amHeldOff.remove(appId);
     latencySensitive.remove(appId);
     heldBack.remove(appId);
     staleAsks.remove(appId);

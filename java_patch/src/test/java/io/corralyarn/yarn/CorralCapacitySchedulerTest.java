@@ -6,8 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 import io.corralyarn.minicluster.ClusterLayout;
 import io.corralyarn.minicluster.EmbeddedCluster;
@@ -78,6 +81,38 @@ class CorralCapacitySchedulerTest {
           .filter(host -> near.equals(racksOf(cluster, List.of(host)))).count();
       assertTrue(onNear >= 6 && onNear <= 7 && racksOf(cluster, app.allocatedHosts()).size() == 2,
           "12 do not fit beside the AM: the far rack opens; near " + onNear + ", " + app.usage());
+    }
+  }
+
+  /**
+   * Issue 13: the CapacityScheduler gives an AM container to the first node of R_j that heartbeats
+   * with room, so AMs of jobs arriving one after another started on one node of a rack while its
+   * rack-mate started none. Each application here keeps its AM starting (never registers); after
+   * every submission the two nodes of rack-b start AMs within one of each other.
+   */
+  @Test
+  void amContainersOfARackSetSpreadOverItsNodesWhileTheirJvmsStart() throws Exception {
+    List<YarnTestApp> apps = new ArrayList<>();
+    Map<String, Integer> starting = new TreeMap<>();
+    YarnClusterSupport.rackOfHost(cluster).forEach((host, rack) -> {
+      if (rack.equals("/rack-b")) {
+        starting.put(host, 0);
+      }
+    });
+    try {
+      for (int i = 0; i < 6; i++) {
+        YarnTestApp app = YarnTestApp.submitStarting(cluster, Set.of("corral-racks-0:/rack-b"), 0);
+        apps.add(app);
+        starting.merge(app.amHost(), 1, Integer::sum);
+        int most = starting.values().stream().max(Integer::compare).orElseThrow();
+        int least = starting.values().stream().min(Integer::compare).orElseThrow();
+        assertTrue(most - least <= 1, "AMs starting per rack-b node after " + (i + 1)
+            + " submissions: " + starting);
+      }
+    } finally {
+      for (YarnTestApp app : apps) {
+        app.close();
+      }
     }
   }
 

@@ -58,6 +58,17 @@ final class YarnTestApp implements AutoCloseable {
   /** Submits an application with these tags and priority; returns once its AM container runs. */
   static YarnTestApp submit(EmbeddedCluster cluster, Set<String> tags, int priority)
       throws Exception {
+    YarnTestApp testApp = submitStarting(cluster, tags, priority);
+    testApp.register();
+    return testApp;
+  }
+
+  /**
+   * Submits an application whose AM container is launched but never registers, as an AM whose
+   * JVM is still starting; returns once the container is launched.
+   */
+  static YarnTestApp submitStarting(EmbeddedCluster cluster, Set<String> tags, int priority)
+      throws Exception {
     YarnClient yarn = YarnClient.createYarnClient();
     yarn.init(cluster.clientConf());
     yarn.start();
@@ -74,7 +85,6 @@ final class YarnTestApp implements AutoCloseable {
     testApp.await("AM container of " + appId + " launched",
         () -> testApp.attempt() != null
             && testApp.attempt().getAppAttemptState() == RMAppAttemptState.LAUNCHED);
-    testApp.register();
     return testApp;
   }
 
