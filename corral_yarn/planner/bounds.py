@@ -119,7 +119,7 @@ def _least_mean_busy_times(work: NDArray[np.float64], arrival: NDArray[np.float6
             continue
         size, j, left = heapq.heappop(waiting)
         run = min(left, (arrival_of[order[k]] if k < n_jobs else math.inf) - now)
-        total += (now + run / 2.0) * run / size  # this piece's share of M_j
+        total += (now + run / 2.0) * (run / size)  # this piece's share of M_j (fraction first: no subnormal rounding)
         now += run
         if left - run > 0.0:
             heapq.heappush(waiting, (size, j, left - run))

@@ -89,3 +89,9 @@ def test_mean_busy_time_counts_jobs_with_no_work_and_idle_gaps() -> None:
     # job 0 needs nothing; job 1 arrives at 10 after the machine idles: M = 10 + 2 / 2, C - A = 2 + 0
     latency, arrival = np.array([[0.0], [2.0]]), np.array([0.0, 10.0])
     assert mean_busy_time(latency, arrival) == 1.0 == optimum("online", latency, arrival)
+
+
+def test_mean_busy_time_of_a_subnormal_job_is_not_rounded_above_the_optimum() -> None:
+    # hypothesis's counterexample: (1.5 x 5e-324) rounds to 1e-323, so M_j came out 2.0 instead of 1.5
+    latency, arrival = np.array([[0.0], [5e-324]]), np.array([0.0, 1.5])
+    assert mean_busy_time(latency, arrival) == 0.0 == optimum("online", latency, arrival)
