@@ -142,6 +142,8 @@ public class CorralCapacityScheduler extends CapacityScheduler {
   private final ConcurrentMap<ApplicationId, Set<String>> heldBack = new ConcurrentHashMap<>();
   // per latency-sensitive application: asks its AM's last counts repeat for containers it had not seen
   private final ConcurrentMap<ApplicationId, Resource> staleAsks = new ConcurrentHashMap<>();
+  // confined applications whose current attempt may still wait for its AM container (pruned lazily)
+  private final Set<ApplicationId> waitingForAm = ConcurrentHashMap.newKeySet();
   // per application waiting for its AM container: the nodes its AM is held off, as more AMs start there
   private final ConcurrentMap<ApplicationId, Set<String>> amHeldOff = new ConcurrentHashMap<>();
   // after a restart: until when R_j's NodeManagers not registered again count as not lost (0: none)
@@ -228,6 +230,9 @@ public class CorralCapacityScheduler extends CapacityScheduler {
         heldBack.remove(attemptApp);
         amHeldOff.remove(attemptApp);
         staleAsks.remove(attemptApp);
+        if (rackSets.containsKey(attemptApp)) {
+          waitingForAm.add(attemptApp);
+        }
         enforce(attemptApp);
         break;
       case APP_REMOVED:
@@ -468,12 +473,8 @@ public class CorralCapacityScheduler extends CapacityScheduler {
    * containers) per waiting application.
    */
   private void spreadAmStarts(RMNode heartbeating) {
-    for (ApplicationId appId : rackSets.keySet()) {
-      SchedulerApplication<FiCaSchedulerApp> app = getSchedulerApplications().get(appId);
-      FiCaSchedulerApp attempt = app == null ? null : app.getCurrentAppAttempt();
-      if (attempt == null || !attempt.isWaitingForAMContainer()) {
-        continue;
-      }
+    for (FiCaSchedulerApp attempt : attemptsWaitingForAm()) {
+      ApplicationId appId = attempt.getApplicationId();
       Set<String> held = amHeldOff.computeIfAbsent(appId, a -> ConcurrentHashMap.newKeySet());
       String host = heartbeating.getHostName();
       boolean hold = !lifted.contains(appId) && rackSets.get(appId).contains(
@@ -536,6 +537,7 @@ public class CorralCapacityScheduler extends CapacityScheduler {
 
   private void forget(ApplicationId appId) {
     enforcedAt.remove(appId);
+    waitingForAm.remove(appId);
     amHeldOff.remove(appId);
     latencySensitive.remove(appId);
     heldBack.remove(appId);
@@ -550,13 +552,25 @@ public class CorralCapacityScheduler extends CapacityScheduler {
    * allocate calls of their own; running ones catch up on their next allocate (the census changed).
    */
   private void enforceWaitingForAm() {
-    for (ApplicationId appId : rackSets.keySet()) {
+    attemptsWaitingForAm().forEach(attempt -> enforce(attempt.getApplicationId()));
+  }
+
+  /**
+   * The current attempts of confined applications that wait for their AM container; drops the ones
+   * that got it, so a node event costs O(applications waiting for an AM), not O(confined applications).
+   */
+  private List<FiCaSchedulerApp> attemptsWaitingForAm() {
+    List<FiCaSchedulerApp> waiting = new ArrayList<>();
+    for (ApplicationId appId : waitingForAm) {
       SchedulerApplication<FiCaSchedulerApp> app = getSchedulerApplications().get(appId);
       FiCaSchedulerApp attempt = app == null ? null : app.getCurrentAppAttempt();
       if (attempt != null && attempt.isWaitingForAMContainer()) {
-        enforce(appId);
+        waiting.add(attempt);
+      } else {
+        waitingForAm.remove(appId);  // it has its AM; a later attempt is added again
       }
     }
+    return waiting;
   }
 
   /**
