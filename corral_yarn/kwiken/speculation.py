@@ -5,12 +5,13 @@ container-seconds apportioned over the map and reduce stages of recurring MapRed
 A stage is one task type of one recurring job: N tasks whose durations the history holds. It completes
 when its slowest task does, so its latency is max_i X_i over N task durations drawn from its history,
 and a speculative copy launched at T (the (1 - r) quantile of task durations, as Kwiken's reissues,
-§3.2.2) makes a task take min(X, T + X'). V_s(r) is the variance of that maximum, by offline
+§3.2.2) makes a task take min(X, T + L' + X') (L': the copy's seconds before its timed part, a reduce copy's own
+shuffle and sort). V_s(r) is the variance of that maximum, by offline
 resampling. The cost c_s is the stage's container-seconds per run (N x mean task container duration, a
 reduce's shuffle and sort included), which SumVar apportions (eq. 5.3). Its linear cost (a copy costs a
 mean task) is not what copies spend: a copy at T that loses runs X - T, one that wins leaves the
-original's container behind (L + T + X', L its seconds before the timed part), and only tasks past T are
-copied. So the budget B is what a cluster measures, the container-seconds of attempts that did not
+original's container behind (L + T + L' + X', L its seconds before the timed part: a reduce copy shuffles
+again), and only tasks past T are copied. So the budget B is what a cluster measures, the container-seconds of attempts that did not
 succeed, as a fraction of the stages' container-seconds without copies, estimated by the same
 resampling (``copy_spend``), and SumVar's budget is the largest one whose allocation is estimated to
 spend at most B (``plan_speculation``).
@@ -93,6 +94,10 @@ class TaskStage:
         """A stage with too few past durations has no usable tail (Kwiken's estimator copies even a lone task)."""
         return self.durations.size >= MIN_SAMPLES
 
+    def attempts(self, picked: NDArray[np.intp]) -> NDArray[np.float64]:
+        """L + X of the picked past attempts: a whole container's seconds, what a copy costs and takes (a reduce copy shuffles again)."""
+        return self.lead[picked] + np.asarray(self.durations, dtype=np.float64)[picked]
+
     @property
     def container_seconds(self) -> float:
         """c_s before normalising: the stage's task container-seconds per run (whole containers)."""
@@ -108,9 +113,9 @@ def launch(t: float | NDArray[np.float64], rule: Rule) -> float | NDArray[np.flo
 def makespan_curve(stage: TaskStage, rng: np.random.Generator, points: int = CURVE_POINTS, draws: int = DRAWS,
                    rule: Rule = "progress") -> VarianceCurve:
     """V_s(r): the variance of max_i X_i over the stage's N tasks, X_i > T (the (1 - r) quantile, §3.2.2) made
-    min(X_i, D + X'_i) by a copy started at D (``launch``)."""
+    min(X_i, D + L'_i + X'_i) by a copy started at D (``launch``) that runs a whole attempt (``TaskStage.attempts``)."""
     x = np.sort(np.asarray(stage.durations, dtype=np.float64))
-    runs, copies = rng.choice(x, size=(draws, stage.tasks)), rng.choice(x, size=(draws, stage.tasks))
+    runs, copies = rng.choice(x, size=(draws, stage.tasks)), stage.attempts(rng.integers(0, x.size, size=(draws, stage.tasks)))
     if not stage.speculatable:
         v0 = float(runs.max(axis=1).var())
         return VarianceCurve.of(np.array([0.0, 1.0]), np.array([v0, v0]))
@@ -120,7 +125,7 @@ def makespan_curve(stage: TaskStage, rng: np.random.Generator, points: int = CUR
 
 
 def _copied(runs: NDArray[np.float64], copies: NDArray[np.float64], t: NDArray[np.float64], rule: Rule) -> NDArray[np.float64]:
-    """Task latencies with copies: X if X <= T, else min(X, D + X') (§3.2.2; D = T is ``reissued``)."""
+    """Task latencies with copies: X if X <= T, else min(X, D + L' + X') (§3.2.2; D = T is ``reissued``)."""
     return np.where(runs > t, np.minimum(runs, launch(t, rule) + copies), runs)
 
 
@@ -137,14 +142,15 @@ def copy_spend(stage: TaskStage, r: float, rng: np.random.Generator, draws: int 
     """Expected (extra, kept) container-seconds of one run of the stage with copies of the tasks past T = the
     (1 - r) quantile, each started at D (``launch``: T for the timeout rule).
 
-    A task X > T gets a copy X' at D (§3.2.2); if the original ends first (X <= D + X') the copy ran X - D,
-    else the original's container ran L + D + X' (L: its seconds before the timed part, a reduce's shuffle)
-    and is killed: that is the extra; the winner's container (L + X, or the copy's X') is kept.
+    A task X > T gets a copy at D (§3.2.2) that runs a whole attempt L' + X' (``TaskStage.attempts``: a reduce
+    copy shuffles again); if the original ends first (X <= D + L' + X') the copy ran X - D, else the original's
+    container ran L + D + L' + X' (L: its seconds before the timed part, a reduce's shuffle) and is killed:
+    that is the extra; the winner's container (L + X, or the copy's L' + X') is kept.
     """
     order = np.argsort(stage.durations, kind="stable")
     x, lead = np.asarray(stage.durations, dtype=np.float64)[order], stage.lead[order]
     picked = rng.integers(0, x.size, size=(draws, stage.tasks))
-    runs, copies = x[picked], rng.choice(x, size=(draws, stage.tasks))
+    runs, copies = x[picked], stage.attempts(rng.integers(0, x.size, size=(draws, stage.tasks)))
     t = float(timeout(x, r)) if stage.speculatable else np.inf
     d = launch(t, rule)
     copied, wins = runs > t, runs > d + copies

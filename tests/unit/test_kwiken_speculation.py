@@ -120,14 +120,32 @@ def test_copy_spend_matches_hand_computed_extra_and_kept_seconds() -> None:
     assert none[0] == 0 and none[1] == pytest.approx(3 * 1.9, rel=0.03)  # no copies: every task kept, 3 x the mean
 
 
-def test_copy_spend_counts_a_killed_reduces_whole_container() -> None:
+def test_copy_spend_counts_a_killed_reduces_whole_container_and_the_copys_shuffle() -> None:
     # as above, but each task's container ran before its timed reduce phase: 2 s, the straggler's 5 s (its shuffle
-    # waited). A copy that wins leaves the original's 5 + 1 + 1 = 7 behind: E[extra] = 0.1 (0.9 x 7 + 0.1 x 9) = 0.72;
-    # kept: 2 + 1 w.p. 0.9, 5 + 10 w.p. 0.01, the copy's 1 w.p. 0.09
+    # waited), and a copy shuffles again: it is a whole past attempt, (2, 1) w.p. 0.9 or (5, 10) w.p. 0.1.
+    # Timeout rule, D = 1: a copy of 2 + 1 ends at 1 + 3 = 4 < 10 and wins, leaving the original's 5 + 1 + 3 = 9 behind;
+    # a copy of 5 + 10 ends at 16 > 10 and loses, having run 10 - 1 = 9. E[extra] = 0.1 (0.9 x 9 + 0.1 x 9) = 0.9;
+    # kept: 2 + 1 w.p. 0.9, the copy's 2 + 1 w.p. 0.09, the original's 5 + 10 w.p. 0.01: 2.7 + 0.27 + 0.15
     stage = TaskStage("j", "reduce", 1, TWO_POINT, before=np.array([2.0] * 9 + [5.0]))
     extra, kept = copy_spend(stage, 0.1, np.random.default_rng(0), draws=400_000, rule="timeout")
-    assert extra == pytest.approx(0.72, rel=0.03) and kept == pytest.approx(2.7 + 0.15 + 0.09, rel=0.03)
+    assert extra == pytest.approx(0.9, rel=0.03) and kept == pytest.approx(2.7 + 0.27 + 0.15, rel=0.03)
+    # progress rule, D = 0.25: a winning copy leaves 5 + 0.25 + 3 = 8.25, a losing one ran 9.75: 0.1 (0.9 x 8.25 + 0.1 x 9.75) = 0.84
+    extra, _ = copy_spend(stage, 0.1, np.random.default_rng(0), draws=400_000, rule="progress")
+    assert extra == pytest.approx(0.84, rel=0.03)
+    # a shuffle longer than the straggler's overrun: copies of 9 + 1 end at 0.25 + 10 > 10 and all lose, running 9.75
+    slow_shuffle = TaskStage("j", "reduce", 1, TWO_POINT, before=np.full(10, 9.0))
+    extra, kept = copy_spend(slow_shuffle, 0.1, np.random.default_rng(0), draws=400_000, rule="progress")
+    assert extra == pytest.approx(0.975, rel=0.03) and kept == pytest.approx(9.0 + 1.9, rel=0.03)
     assert stage.container_seconds == pytest.approx(1.9 + 2.3)  # c_s: whole containers
+
+
+def test_reduce_makespan_curve_has_its_copies_shuffle_again() -> None:
+    # two reduces of {1 x 9, 10}, every container 2 s before its reduce phase; timeout rule, r = 0.1: T = 1, a 10
+    # becomes min(10, 1 + 2 + X'): 4 w.p. 0.9, 10 w.p. 0.1 (a map copy would give 2, as above)
+    stage = TaskStage("j", "reduce", 2, TWO_POINT, before=np.full(10, 2.0))
+    curve = makespan_curve(stage, np.random.default_rng(0), draws=200_000, rule="timeout")
+    k = int(np.argmin(np.abs(curve.r - 0.1)))
+    assert curve.v[k] == pytest.approx(_max_of_two_variance([1, 4, 10], [0.9, 0.09, 0.01]), rel=0.05)
 
 
 def test_task_stages_keep_a_reduces_container_seconds_before_its_reduce_phase() -> None:
