@@ -25,9 +25,9 @@ the caps and the rescan interval set so that T_s, not a cap or a timer, decides 
 
 Two rules see "will run past T_s" (``Rule``, a per-job property): ``timeout``, the thesis's (§5.3.1): once
 the attempt has run T_s, so a copy starts at T; and ``progress`` (ours, beyond the thesis): once its
-projected runtime, elapsed / progress, exceeds T_s, judged from ``MIN_ELAPSED_FRACTION`` x T_s on. With
-linear progress the projection is the task's duration, so the progress rule copies the same tasks (X > T)
-with the copy started at D = MIN_ELAPSED_FRACTION x T: the task takes min(X, D + X') and a copy that wins
+projected runtime, elapsed / progress, exceeds T_s, judged from max(``MIN_ELAPSED_FRACTION`` x T_s, one
+status interval) on. With linear progress the projection is the task's duration, so the progress rule copies
+the same tasks (X > T) with the copy started at D = min(T, max(MIN_ELAPSED_FRACTION x T, STATUS_INTERVAL_S)): the task takes min(X, D + X') and a copy that wins
 leaves L + D + X' behind. Curves and spend are estimated for the rule planned (``launch``).
 """
 
@@ -52,6 +52,7 @@ MIN_SAMPLES = 8  # fewer task durations give no usable tail: the stage gets no b
 TaskType = Literal["map", "reduce"]
 Rule = Literal["progress", "timeout"]
 MIN_ELAPSED_FRACTION = 0.25  # the progress rule judges an attempt once it has run this share of T_s
+STATUS_INTERVAL_S = 3.0  # and one task status interval (Hadoop's mapreduce.task.progress-report.interval, by default 0.01 x 300 s)
 
 # Hadoop's keys (MRJobConfig; defaults in mapred-default.xml) that a Kwiken plan sets per job.
 SPECULATIVE = {"map": "mapreduce.map.speculative", "reduce": "mapreduce.reduce.speculative"}
@@ -105,9 +106,9 @@ class TaskStage:
 
 
 def launch(t: float | NDArray[np.float64], rule: Rule) -> float | NDArray[np.float64]:
-    """D: when a task that runs past T gets its copy, T under the timeout rule (§3.2.2), MIN_ELAPSED_FRACTION x T
-    under the progress rule (its linear projection is then seen to exceed T at its first judgement)."""
-    return t if rule == "timeout" else MIN_ELAPSED_FRACTION * t
+    """D: when a task that runs past T gets its copy, T under the timeout rule (§3.2.2), under the progress rule its
+    first judgement, max(MIN_ELAPSED_FRACTION x T, one status interval), where its linear projection exceeds T, or T."""
+    return t if rule == "timeout" else np.minimum(t, np.maximum(MIN_ELAPSED_FRACTION * t, STATUS_INTERVAL_S))
 
 
 def makespan_curve(stage: TaskStage, rng: np.random.Generator, points: int = CURVE_POINTS, draws: int = DRAWS,

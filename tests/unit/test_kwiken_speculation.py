@@ -20,7 +20,7 @@ from corral_yarn.errors import InputError
 from corral_yarn.kwiken.apportion import spent, sumvar
 from corral_yarn.kwiken.speculation import (
     BISECTIONS, CAP_RUNNING, CAP_TOTAL, ESTIMATOR, KWIKEN_ESTIMATOR, MIN_ELAPSED, MINIMUM_ALLOWED, RETRY_AFTER_SPECULATE, RULE, TIMEOUT_MS,
-    SpeculationSettings, TaskStage, apportion, budget_matching, copy_spend, extra_fraction, makespan_curve, plan_speculation, settings,
+    SpeculationSettings, TaskStage, apportion, budget_matching, copy_spend, extra_fraction, launch, makespan_curve, plan_speculation, settings,
 )
 from corral_yarn.pipeline.speculation import task_stages, with_speculation
 from estimator.records import JobRun, TaskSample
@@ -49,11 +49,17 @@ def test_makespan_curve_matches_hand_computed_variances() -> None:
 
 
 def test_progress_rules_makespan_curve_has_its_copies_start_at_a_quarter_of_the_timeout() -> None:
-    curve = makespan_curve(TaskStage("j", "map", 2, TWO_POINT), np.random.default_rng(0), draws=200_000, rule="progress")
-    # r = 0.1: T = 1, the copy starts at D = 0.25 x 1: a task of 10 becomes min(10, 0.25 + X'): 1.25 w.p. 0.9, 10 w.p. 0.1
+    curve = makespan_curve(TaskStage("j", "map", 2, 20 * TWO_POINT), np.random.default_rng(0), draws=200_000, rule="progress")
+    # r = 0.1: T = 20, the copy starts at D = 0.25 x 20 = 5 (> 3 s, one status): a 200 becomes min(200, 5 + X'): 25 w.p. 0.9
     k = int(np.argmin(np.abs(curve.r - 0.1)))
-    assert curve.v[k] == pytest.approx(_max_of_two_variance([1, 1.25, 10], [0.9, 0.09, 0.01]), rel=0.05)
-    assert curve.v[0] == pytest.approx(_max_of_two_variance([1, 10], [0.9, 0.1]), rel=0.03)
+    assert curve.v[k] == pytest.approx(_max_of_two_variance([20, 25, 200], [0.9, 0.09, 0.01]), rel=0.05)
+    assert curve.v[0] == pytest.approx(_max_of_two_variance([20, 200], [0.9, 0.1]), rel=0.03)
+
+
+def test_progress_rules_copies_start_no_earlier_than_one_status_interval() -> None:
+    # D = min(T, max(0.25 T, 3 s)): a quarter of T, but not before Hadoop's first status (3 s), and never after T
+    assert [launch(t, "progress") for t in (1.0, 8.0, 20.0)] == [1.0, 3.0, 5.0]
+    assert launch(8.0, "timeout") == 8.0
 
 
 def test_constant_and_little_known_stages_get_no_budget() -> None:
@@ -112,10 +118,13 @@ def test_copy_spend_matches_hand_computed_extra_and_kept_seconds() -> None:
     # a copy of 10 loses (it ran 10 - 1 = 9). E[extra] = 0.1 (0.9 x 2 + 0.1 x 9) = 0.27; kept: 1 w.p. 0.9 + 0.09, 10 w.p. 0.01
     extra, kept = copy_spend(TaskStage("j", "map", 1, TWO_POINT), 0.1, np.random.default_rng(0), draws=400_000, rule="timeout")
     assert extra == pytest.approx(0.27, rel=0.03) and kept == pytest.approx(0.99 + 0.1, rel=0.03)
-    # the progress rule copies the same 10s, at D = 0.25: a winning copy of 1 leaves 0.25 + 1 = 1.25 behind, a losing one
-    # of 10 ran 10 - 0.25 = 9.75. E[extra] = 0.1 (0.9 x 1.25 + 0.1 x 9.75) = 0.21; kept as above
-    extra, kept = copy_spend(TaskStage("j", "map", 1, TWO_POINT), 0.1, np.random.default_rng(0), draws=400_000, rule="progress")
-    assert extra == pytest.approx(0.21, rel=0.03) and kept == pytest.approx(0.99 + 0.1, rel=0.03)
+    # the progress rule, on 20 x these (T = 20), copies the same 200s at D = 5: a winning copy of 20 leaves 5 + 20 = 25
+    # behind, a losing one of 200 ran 200 - 5 = 195. E[extra] = 0.1 (0.9 x 25 + 0.1 x 195) = 4.2; kept 20 x the above
+    extra, kept = copy_spend(TaskStage("j", "map", 1, 20 * TWO_POINT), 0.1, np.random.default_rng(0), draws=400_000, rule="progress")
+    assert extra == pytest.approx(4.2, rel=0.03) and kept == pytest.approx(20 * 1.09, rel=0.03)
+    # with T = 1 s the progress rule judges at its first status, 3 s, past T: D = T, the timeout rule's 0.27
+    extra, _ = copy_spend(TaskStage("j", "map", 1, TWO_POINT), 0.1, np.random.default_rng(0), draws=400_000, rule="progress")
+    assert extra == pytest.approx(0.27, rel=0.03)
     none = copy_spend(TaskStage("j", "map", 3, TWO_POINT), 0.0, np.random.default_rng(0), draws=100_000)
     assert none[0] == 0 and none[1] == pytest.approx(3 * 1.9, rel=0.03)  # no copies: every task kept, 3 x the mean
 
@@ -129,13 +138,15 @@ def test_copy_spend_counts_a_killed_reduces_whole_container_and_the_copys_shuffl
     stage = TaskStage("j", "reduce", 1, TWO_POINT, before=np.array([2.0] * 9 + [5.0]))
     extra, kept = copy_spend(stage, 0.1, np.random.default_rng(0), draws=400_000, rule="timeout")
     assert extra == pytest.approx(0.9, rel=0.03) and kept == pytest.approx(2.7 + 0.27 + 0.15, rel=0.03)
-    # progress rule, D = 0.25: a winning copy leaves 5 + 0.25 + 3 = 8.25, a losing one ran 9.75: 0.1 (0.9 x 8.25 + 0.1 x 9.75) = 0.84
-    extra, _ = copy_spend(stage, 0.1, np.random.default_rng(0), draws=400_000, rule="progress")
-    assert extra == pytest.approx(0.84, rel=0.03)
-    # a shuffle longer than the straggler's overrun: copies of 9 + 1 end at 0.25 + 10 > 10 and all lose, running 9.75
-    slow_shuffle = TaskStage("j", "reduce", 1, TWO_POINT, before=np.full(10, 9.0))
+    # progress rule on 20 x these, D = 5: a winning copy of 40 + 20 leaves 100 + 5 + 60 = 165, a losing one ran 195:
+    # 0.1 (0.9 x 165 + 0.1 x 195) = 16.8
+    scaled = TaskStage("j", "reduce", 1, 20 * TWO_POINT, before=20 * stage.lead)
+    extra, _ = copy_spend(scaled, 0.1, np.random.default_rng(0), draws=400_000, rule="progress")
+    assert extra == pytest.approx(16.8, rel=0.03)
+    # a shuffle longer than the straggler's overrun: copies of 180 + 20 end at 5 + 200 > 200 and all lose, running 195
+    slow_shuffle = TaskStage("j", "reduce", 1, 20 * TWO_POINT, before=np.full(10, 180.0))
     extra, kept = copy_spend(slow_shuffle, 0.1, np.random.default_rng(0), draws=400_000, rule="progress")
-    assert extra == pytest.approx(0.975, rel=0.03) and kept == pytest.approx(9.0 + 1.9, rel=0.03)
+    assert extra == pytest.approx(19.5, rel=0.03) and kept == pytest.approx(180.0 + 38.0, rel=0.03)
     assert stage.container_seconds == pytest.approx(1.9 + 2.3)  # c_s: whole containers
 
 

@@ -11,6 +11,7 @@ import org.apache.hadoop.mapreduce.v2.api.records.TaskType;
 import org.apache.hadoop.mapreduce.v2.app.AppContext;
 import org.apache.hadoop.mapreduce.v2.app.job.event.TaskAttemptStatusUpdateEvent.TaskAttemptStatus;
 import org.apache.hadoop.mapreduce.v2.app.speculate.TaskRuntimeEstimator;
+import org.apache.hadoop.mapreduce.util.MRJobConfUtil;
 import org.apache.hadoop.yarn.util.Clock;
 
 /**
@@ -23,8 +24,9 @@ import org.apache.hadoop.yarn.util.Clock;
  * <li>{@code timeout} (the thesis's rule, §5.3.1): once the attempt has run past T_s;</li>
  * <li>{@code progress} (ours, beyond the thesis; the default): once its projected runtime, elapsed /
  * progress at its last status (as Hadoop's LegacyTaskRuntimeEstimator projects), exceeds T_s; an
- * attempt is judged once it has run {@value #MIN_ELAPSED} x T_s (default {@value #DEFAULT_MIN_ELAPSED}),
- * before that only past T_s, so it copies every task the timeout rule copies, and earlier.</li>
+ * attempt is judged once it has run max({@value #MIN_ELAPSED} x T_s (default {@value #DEFAULT_MIN_ELAPSED}),
+ * one task status interval, {@code mapreduce.task.progress-report.interval}: 3 s by default), before that
+ * only past T_s, so it copies every task the timeout rule copies, and earlier.</li>
  * </ul>
  *
  * <p>A per-job class: {@code yarn.app.mapreduce.am.job.task.estimator.class} names it and
@@ -71,6 +73,7 @@ public class KwikenTaskRuntimeEstimator implements TaskRuntimeEstimator {
   private long reduceTimeout = NONE;
   private Rule rule = Rule.PROGRESS;
   private double minElapsed = DEFAULT_MIN_ELAPSED;
+  private long reportInterval;
   private Clock clock;
 
   @Override
@@ -79,6 +82,7 @@ public class KwikenTaskRuntimeEstimator implements TaskRuntimeEstimator {
     reduceTimeout = timeout(conf, REDUCE_TIMEOUT);
     rule = rule(conf);
     minElapsed = minElapsed(conf);
+    reportInterval = MRJobConfUtil.getTaskProgressReportInterval(conf);
     clock = context.getClock();
   }
 
@@ -197,10 +201,11 @@ public class KwikenTaskRuntimeEstimator implements TaskRuntimeEstimator {
   /**
    * The attempt's runtime as the rule sees it: what it has run, or (progress, once judged) its projection at
    * its last status, an attempt without one yet projected as one at progress 0 now (as Hadoop's speculator
-   * simulates a status for an attempt that has not sent one in a while).
+   * simulates a status for an attempt that has not sent one in a while); judged no earlier than one status
+   * interval in, so that a status of its timed part can have arrived.
    */
   long runtime(long elapsed, long projected, long timeout) {
-    if (rule == Rule.TIMEOUT || elapsed < minElapsed * timeout) {
+    if (rule == Rule.TIMEOUT || elapsed < Math.max(minElapsed * timeout, reportInterval)) {
       return elapsed;
     }
     return Math.max(elapsed, projected == NONE ? projection(elapsed, 0.0) : projected);

@@ -44,7 +44,14 @@ class KwikenTaskRuntimeEstimatorTest {
   }
 
   private KwikenTaskRuntimeEstimator estimator(String map, String reduce, String rule, String minElapsed) {
+    return estimator(map, reduce, rule, minElapsed, null);
+  }
+
+  private KwikenTaskRuntimeEstimator estimator(String map, String reduce, String rule, String minElapsed, String reportInterval) {
     Configuration conf = new Configuration(false);
+    if (reportInterval != null) {
+      conf.set("mapreduce.task.progress-report.interval", reportInterval);
+    }
     if (rule != null) {
       conf.set(KwikenTaskRuntimeEstimator.RULE, rule);
     }
@@ -203,6 +210,26 @@ class KwikenTaskRuntimeEstimatorTest {
     e.updateAttempt(status(reduce, TaskAttemptState.RUNNING, 90_000L, 0.75f), 100_000L);
     clock.setTime(100_000L);
     assertEquals(OVERDUE + 20_000L, speculationValue(e, reduce), "(0.75 - 2/3) x 3 = 0.25 of the phase in 10 s: 40 s - 20 s");
+  }
+
+  @Test
+  void aShortReducePhaseIsJudgedNoEarlierThanOneStatusInterval() {
+    // T = 4 s: 0.25 T = 1 s, but Hadoop's status interval is 0.01 x mapreduce.task.timeout = 3 s by default
+    KwikenTaskRuntimeEstimator e = estimator(null, "4000", "progress", "0.25");
+    TaskAttemptId reduce = attempt(TaskType.REDUCE, 0);
+    e.enrollAttempt(status(reduce, TaskAttemptState.RUNNING, 0), 0L);
+    e.updateAttempt(status(reduce, TaskAttemptState.RUNNING, 90_000L, 0.7f), 91_500L);
+    clock.setTime(92_999L);
+    assertTrue(speculationValue(e, reduce) < 0, "1.5 s / 0.1 = 15 s projected, but 3 s not yet run");
+    clock.setTime(93_000L);
+    assertEquals(OVERDUE + 15_000L - 4_000L, speculationValue(e, reduce), "judged at 3 s: 15 s - 4 s");
+    KwikenTaskRuntimeEstimator slow = estimator(null, "4000", "progress", "0.25", "10000");
+    slow.enrollAttempt(status(reduce, TaskAttemptState.RUNNING, 0), 0L);
+    slow.updateAttempt(status(reduce, TaskAttemptState.RUNNING, 90_000L, 0.7f), 91_500L);
+    clock.setTime(93_000L);
+    assertTrue(speculationValue(slow, reduce) < 0, "a 10 s interval: not judged, and not yet past T");
+    clock.setTime(94_001L);
+    assertTrue(speculationValue(slow, reduce) > 0, "past T = 4 s: copied by the fallback");
   }
 
   @Test
