@@ -27,8 +27,8 @@ Two rules see "will run past T_s" (``Rule``, a per-job property): ``timeout``, t
 the attempt has run T_s, so a copy starts at T; and ``progress`` (ours, beyond the thesis): once its
 projected runtime, elapsed / progress, exceeds T_s, judged from max(``MIN_ELAPSED_FRACTION`` x T_s, one
 status interval) on. With linear progress the projection is the task's duration, so the progress rule copies
-the same tasks (X > T) with the copy started at D = min(T, max(MIN_ELAPSED_FRACTION x T, STATUS_INTERVAL_S)): the task takes min(X, D + X') and a copy that wins
-leaves L + D + X' behind. Curves and spend are estimated for the rule planned (``launch``).
+the same tasks (X > T) with the copy started at D = min(T, max(MIN_ELAPSED_FRACTION x T, STATUS_INTERVAL_S)): the task takes min(X, D + L' + X')
+and a copy that wins leaves L + D + L' + X' behind. Curves and spend are estimated for the rule planned (``launch``).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from corral_yarn.contracts import Name
 from corral_yarn.kwiken.apportion import spent, sumvar
-from corral_yarn.kwiken.curves import CURVE_POINTS, VarianceCurve, timeout
+from corral_yarn.kwiken.curves import CURVE_POINTS, VarianceCurve, reissued, timeout
 
 SETTINGS_SCHEMA = "corral-yarn/kwiken-yarn/v3"
 DRAWS = 4000  # resampled runs of a stage per point of its curve
@@ -121,13 +121,8 @@ def makespan_curve(stage: TaskStage, rng: np.random.Generator, points: int = CUR
         v0 = float(runs.max(axis=1).var())
         return VarianceCurve.of(np.array([0.0, 1.0]), np.array([v0, v0]))
     r = np.unique(np.concatenate([[0.0], np.geomspace(1.0 / x.size, 1.0, points)]))
-    v = np.array([_copied(runs, copies, timeout(x, f), rule).max(axis=1).var() for f in r])
+    v = np.array([reissued(runs, copies, t, launch(t, rule)).max(axis=1).var() for t in (timeout(x, f) for f in r)])
     return VarianceCurve.of(r, v)
-
-
-def _copied(runs: NDArray[np.float64], copies: NDArray[np.float64], t: NDArray[np.float64], rule: Rule) -> NDArray[np.float64]:
-    """Task latencies with copies: X if X <= T, else min(X, D + L' + X') (§3.2.2; D = T is ``reissued``)."""
-    return np.where(runs > t, np.minimum(runs, launch(t, rule) + copies), runs)
 
 
 def apportion(stages: Sequence[TaskStage], budget: float, seed: int = 0,
