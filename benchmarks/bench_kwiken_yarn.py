@@ -32,6 +32,14 @@ round) and what Kwiken's plan expected to spend (``expected_extra_container_s``)
 linear allocation at the same budget (a copy priced at a mean task) is expected to spend.
 Job completion time (JCT) is JobHistory's finishTime - submitTime. Per arm and task type, ``copy_launch_after_s``:
 when each task's speculative copy started after its first attempt did (JobHistory's startTime); ``copies_won``.
+Per arm, ``copy_decisions``: from each MR AM's syslog (the speculator's "we are speculating" line and the statuses the
+AM logged before it), the copies split by whether the copied attempt had reported progress when its copy was
+decided, and how many of those attempts were real stragglers (ran longer than T_s; default speculation's measured
+against Kwiken's last plan's T_s).
+
+Equal spend: Kwiken must spend no more than default speculation's measured extra container-seconds. Each Kwiken
+plan targets default's spend per round so far; from its second round on, over the calibration an operator would
+apply to a plan that overspent: the arm's measured spend so far over its plans' expected spend (never below 1).
 
 Needs root (cgroups). ``--quick``: 3 history rounds and 2 test rounds of the two arms default and
 kwiken (7 rounds of 4 jobs; a round takes one to several minutes depending on the machine's load).
@@ -52,7 +60,9 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -62,7 +72,7 @@ import numpy as np
 from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.history import job_id_of
 from corral_yarn.cluster.rest import Retry
-from corral_yarn.kwiken.speculation import SPECULATIVE, Rule, SpeculationSettings, apportion, budget_matching, expected_spend, plan_speculation
+from corral_yarn.kwiken.speculation import SPECULATIVE, TIMEOUT_MS, Rule, SpeculationSettings, apportion, budget_matching, expected_spend, plan_speculation
 from corral_yarn.minicluster import StartOptions, load_description, start_cluster, stop_cluster
 from corral_yarn.pipeline.catalog import RecurringJob
 from corral_yarn.pipeline.history import history_source
@@ -75,6 +85,12 @@ CGROUP_ROOT = Path("/sys/fs/cgroup/cpu")
 PERIOD_US = 100_000
 AM_CONTAINER = re.compile(rb"(?:^|\0)CONTAINER_ID=container_\w+?_000001\0")  # an attempt's first container runs MRAppMaster
 BLOCK = 1 << 20
+# MR AM syslog lines (Hadoop 3.5, INFO): an attempt's container launched, its status as the AM got it, the speculator's copy, its end
+LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ")
+LAUNCHED = re.compile(r"(attempt_\w+) TaskAttempt Transitioned from ASSIGNED to RUNNING")
+STATUS = re.compile(r"Progress of TaskAttempt (attempt_\w+) is : ([0-9.eE-]+)")
+SPECULATING = re.compile(r"DefaultSpeculator\.addSpeculativeAttempt -- we are speculating (task_\w+)")
+ENDED = re.compile(r"(attempt_\w+) TaskAttempt Transitioned from \w+ to (SUCCEEDED|KILLED|FAILED)$")
 UPLOAD_RETRY = Retry(attempts=4, backoff_s=10.0)  # a whole input upload again (it is atomic) while WebHDFS does not answer under load
 WORDS = [f"w{k:04d}" for k in range(2000)]
 # (key, program, maps, reduces): the recurring jobs; one input block per map
@@ -143,8 +159,8 @@ def _text(rng: random.Random, size: int, program: str) -> str:
 
 
 class Bench:
-    def __init__(self, cluster: Cluster, jar: str, work: Path) -> None:
-        self.cluster, self.jar, self.work = cluster, jar, work
+    def __init__(self, cluster: Cluster, jar: str, work: Path, node_dirs: Path) -> None:
+        self.cluster, self.jar, self.work, self.node_dirs = cluster, jar, work, node_dirs
         self.topology = cluster.topology()
         self.racks = tuple(self.topology.racks)
         self.nonce = uuid.uuid4().hex[:8]
@@ -185,10 +201,24 @@ class Bench:
         tasks = {a.attempt_id.rsplit("_", 1)[0].replace("attempt_", "task_") for a in attempts}
         conf = self.cluster.history.conf(job_id)
         launches, won = _copies(attempts)
+        decisions = [{**d, "timeout_s": _timeout_s(props, d["type"])} for d in self.decisions(app_id)]
+        for d in decisions:
+            log.info("%s %s copy decided: %s", config, key, d)
         return {"config": config, "key": key, "job_id": job_id, "succeeded": final.succeeded, "copy_launch_after_s": launches, "copies_won": won,
+                "copy_decisions": decisions,
                 "jct_s": (job["finishTime"] - job["submitTime"]) / 1000,
                 "task_container_s": sum(seconds), "extra_container_s": sum(s for a, s in zip(attempts, seconds) if a.state != "SUCCEEDED"),
                 "tasks": len(tasks), "attempts": len(attempts), "settings_in_job_conf": all(_same(conf.get(k), v) for k, v in props.items())}
+
+    def decisions(self, app_id: str) -> list[dict[str, Any]]:
+        """``copy_decisions`` of the job's MR AM, from its first attempt's syslog on its NodeManager's log dir (the
+        embedded cluster keeps container logs on local disk)."""
+        found = sorted(self.node_dirs.glob(f"*/logs/{app_id}/container_*_01_000001/syslog"))
+        if not found:
+            log.warning("%s: no MR AM syslog under %s", app_id, self.node_dirs)
+            return []
+        with found[0].open(errors="replace") as syslog:
+            return copy_decisions(syslog)
 
     def ingest(self, store: HistoryStore, runs: list[dict[str, Any]]) -> IngestReport:
         source = history_source(self.cluster)
@@ -224,6 +254,59 @@ def _copies(attempts: list[Any]) -> tuple[list[tuple[str, float]], dict[str, int
     return launches, won
 
 
+def copy_decisions(syslog: Iterable[str]) -> list[dict[str, Any]]:
+    """Per speculative copy in an MR AM's syslog, what the AM knew of the task's running attempt when its speculator
+    decided the copy: seconds since the attempt's container launched (a reduce's include its shuffle), how many statuses
+    it had sent and the progress of the last one (None: none), and how it ended: ``ran_s`` (its seconds, up to its kill
+    if the copy won) and ``won`` (the copy's)."""
+    launched: dict[str, float] = {}
+    statuses: dict[str, list[float]] = {}
+    ended: dict[str, tuple[float, str]] = {}
+    decided: list[tuple[float, str, dict[str, Any]]] = []
+    for line in syslog:
+        if not (stamp := LOG_TIME.match(line)):
+            continue
+        at = datetime.strptime(stamp.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
+        if m := LAUNCHED.search(line):
+            launched[m.group(1)] = at
+        elif m := STATUS.search(line):
+            statuses.setdefault(m.group(1), []).append(float(m.group(2)))
+        elif m := ENDED.search(line):
+            ended[m.group(1)] = (at, m.group(2))
+        elif m := SPECULATING.search(line):
+            task = m.group(1).replace("task_", "attempt_", 1) + "_"
+            running = sorted(a for a in launched if a.startswith(task) and a not in ended)
+            if running:
+                seen = statuses.get(running[0], [])
+                decided.append((at, running[0], {"type": "MAP" if "_m_" in task else "REDUCE", "elapsed_s": at - launched[running[0]],
+                                                 "statuses": len(seen), "progress": seen[-1] if seen else None}))
+    out = []
+    for at, attempt, record in decided:
+        end, state = ended.get(attempt, (at, "UNKNOWN"))
+        out.append({**record, "ran_s": end - launched[attempt], "won": state != "SUCCEEDED"})
+    return out
+
+
+def _timeout_s(props: dict[str, str], task_type: str) -> float | None:
+    """T_s of the type in a job's Kwiken settings (s); None without one (default speculation)."""
+    ms = props.get(TIMEOUT_MS["map" if task_type == "MAP" else "reduce"])
+    return None if ms is None else int(ms) / 1000
+
+
+def decision_split(decisions: list[dict[str, Any]]) -> dict[str, Any]:
+    """Copies by what the AM had of the copied attempt when its copy was decided: no progress (no status, or only
+    progress 0) or some; per group, how many copied attempts were real stragglers (ran longer than T_s; for a killed
+    original, up to its kill: a lower bound) and how many copies won; and the seconds run at the decision."""
+    def group(ds: list[dict[str, Any]]) -> dict[str, Any]:
+        timed = [d for d in ds if d["timeout_s"] is not None]
+        return {"copies": len(ds), "no_status": sum(d["statuses"] == 0 for d in ds), "won": sum(d["won"] for d in ds),
+                "with_timeout": len(timed), "stragglers": sum(d["ran_s"] > d["timeout_s"] for d in timed),
+                "decided_after_s": _quantiles([d["elapsed_s"] for d in ds])}
+    maps, reduces = ([d for d in decisions if d["type"] == t] for t in ("MAP", "REDUCE"))
+    return {"map": {"no_progress": group([d for d in maps if not d["progress"]]), "progress": group([d for d in maps if d["progress"]])},
+            "reduce": group(reduces)}
+
+
 def _same(shown: str | None, given: str) -> bool:
     """JobHistory's JSON types values (``0.0`` may come back as ``0``): equal as numbers, else as text."""
     try:
@@ -242,6 +325,7 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
             "settings_in_job_conf": all(r["settings_in_job_conf"] for r in runs),
             "copy_launch_after_s": {t.lower(): _quantiles([d for r in runs for u, d in r["copy_launch_after_s"] if u == t]) for t in ("MAP", "REDUCE")},
             "copies_won": {t.lower(): sum(r["copies_won"][t] for r in runs) for t in ("MAP", "REDUCE")},
+            "copy_decisions": decision_split([d for r in runs for d in r["copy_decisions"]]),
             "mean_jct_s_by_job": {k: float(np.mean([r["jct_s"] for r in runs if r["key"] == k])) for k, *_ in JOBS}}
 
 
@@ -291,22 +375,29 @@ def arm_order(arms: list[str], k: int) -> list[str]:
     return [first, *(a for a in arms if a not in (first, last)), last]
 
 
-def plan_kwiken(store: HistoryStore, default_runs: list[dict[str, Any]], rule: Rule) -> tuple[SpeculationSettings, dict[str, Any]]:
+def calibration(spent: float, expected: float) -> float:
+    """An operator's correction for a plan that overspent: the arm's extra container-seconds so far over what its
+    plans expected of those rounds, never below 1 (a plan that spent less is not scaled up past the target)."""
+    return max(1.0, spent / expected) if expected > 0 else 1.0
+
+
+def plan_kwiken(store: HistoryStore, default_runs: list[dict[str, Any]], rule: Rule, factor: float = 1.0) -> tuple[SpeculationSettings, dict[str, Any]]:
     """Kwiken's settings under ``rule`` expected to spend the extra container-seconds per round that default
-    speculation has spent so far, and what eq. 5.3's linear cost would have planned at the same budget."""
+    speculation has spent so far, over ``factor`` (``calibration``), and what eq. 5.3's linear cost would have
+    planned at the same budget."""
     stages, runs = task_stages(store.runs())
     target = sum(r["extra_container_s"] for r in default_runs) / (len(default_runs) / len(JOBS))
-    settings = plan_speculation(stages, budget_matching(target, stages), runs, rule=rule)
-    linear, _ = apportion(stages, settings.budget, rule=rule)
-    return settings, {"rule": rule, "target_extra_container_s": target, "budget": settings.budget, "sumvar_budget": settings.sumvar_budget,
-                      "planned_cost": settings.planned_cost, "planned_extra_fraction": settings.planned_extra_fraction,
-                      "expected_extra_container_s": settings.expected_extra_container_s,
-                      "linear_plan_expected_extra_container_s": expected_spend(stages, linear, rule=rule)[0]}
+    settings = plan_speculation(stages, budget_matching(target / factor, stages), runs, rule=rule)
+    linear, _ = apportion(stages, settings.budget)
+    return settings, {"rule": rule, "target_extra_container_s": target, "calibration": factor, "budget": settings.budget,
+                      "sumvar_budget": settings.sumvar_budget, "planned_cost": settings.planned_cost,
+                      "planned_extra_fraction": settings.planned_extra_fraction, "expected_extra_container_s": settings.expected_extra_container_s,
+                      "linear_plan_expected_extra_container_s": expected_spend(stages, linear)[0]}
 
 
 def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: int, quota: float, arms: list[str]) -> dict[str, Any]:
     cluster = Cluster.from_description(description, progress=False)
-    bench = Bench(cluster, description["examples_jar"], work)
+    bench = Bench(cluster, description["examples_jar"], work, Path(description["log_dir"]).parent / "yarn")
     bench.upload_inputs()
     slow = description["racks"][0]["nodes"][0]["host"]
     marker = str(Path(description["log_dir"]).parent)
@@ -325,7 +416,9 @@ def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: in
             entry: dict[str, Any] = {"round": k, "order": arm_order(arms, k)}
             for arm in entry["order"]:
                 if arm in RULES:
-                    plans[arm], entry[f"{arm}_plan"] = plan_kwiken(store, by["default"], RULES[arm])
+                    spent = sum(r["extra_container_s"] for r in by[arm])
+                    expected = sum(e[f"{arm}_plan"]["expected_extra_container_s"] for e in per_round if f"{arm}_plan" in e)
+                    plans[arm], entry[f"{arm}_plan"] = plan_kwiken(store, by["default"], RULES[arm], calibration(spent, expected))
                     log.info("Kwiken's plan (%s) %s: %s", arm, entry[f"{arm}_plan"], {j.key: j.properties for j in plans[arm].jobs})
                 props = {key: OFF if arm == "none" else ON if arm == "default" else plans[arm].properties(key) for key in bench.jobs}
                 started = time.monotonic()
@@ -338,6 +431,8 @@ def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: in
                 progress.round_done(f"{arm} {k}", started)
             per_round.append(entry)
         moved = len(node.moved)
+    for r in by["default"]:  # default speculation has no T_s: its copied attempts are measured against Kwiken's last plan's
+        r["copy_decisions"] = [{**d, "timeout_s": _timeout_s(plans["kwiken"].properties(r["key"]), d["type"])} for d in r["copy_decisions"]]
     s = {c: summary(r) for c, r in by.items()}
     settings = plans["kwiken"]
     figures = {
@@ -347,6 +442,7 @@ def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: in
         "yarn.extra_container_s_ratio_vs_default_speculation": s["kwiken"]["extra_container_s"] / max(s["default"]["extra_container_s"], 1e-9),
         "yarn.extra_fraction_ratio_vs_default_speculation": s["kwiken"]["extra_fraction"] / max(s["default"]["extra_fraction"], 1e-9),
         "yarn.kwiken_spent_over_expected": s["kwiken"]["extra_container_s"] / max(sum(e["kwiken_plan"]["expected_extra_container_s"] for e in per_round), 1e-9),
+        "yarn.kwiken_extra_container_s": s["kwiken"]["extra_container_s"], "yarn.default_extra_container_s": s["default"]["extra_container_s"],
     }
     if "kwiken-timeout" in s:
         figures["yarn.kwiken_timeout_p99_jct_ratio_vs_default_speculation"] = s["kwiken-timeout"]["p99_jct_s"] / s["default"]["p99_jct_s"]
@@ -359,7 +455,8 @@ def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: in
         "bench": "kwiken_yarn", "jobs": [dict(zip(("key", "program", "maps", "reduces"), j)) for j in JOBS],
         "slow_node": slow, "cpu_quota": quota, "processes_slowed": moved, "history_rounds": history_rounds, "test_rounds": rounds, "arms": arms,
         "budget_source": "before each Kwiken round: default speculation's extra container-seconds per round so far in this run, "
-                         "over the history's container-seconds per round (budget_matching)",
+                         "over the arm's calibration (its spend so far over its plans' expectation, >= 1), over the history's "
+                         "container-seconds per round (budget_matching)",
         "extra_fraction": {c: s[c]["extra_fraction"] for c in s},
         "rounds": per_round,
         "last_plan": {j.key: {s_.type: {"r": round(s_.reissue_fraction, 4), "timeout_s": s_.timeout_s, "samples": s_.samples} for s_ in j.stages}

@@ -127,7 +127,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     yarn.add_argument("--job", action="append", metavar="KEY", help="plan only this recurring key (repeatable; default: every job with task samples)")
     yarn.add_argument("--rule", choices=("progress", "timeout"), default="progress",
                       help="how Kwiken's estimator sees a task that will run past T_s: 'timeout' copies it once it has run T_s (the "
-                           "thesis, §5.3.1); 'progress' once elapsed / progress exceeds T_s, judged from max(0.25 x T_s, one 3 s status interval) on (ours; default)")
+                           "thesis, §5.3.1); 'progress' also once elapsed / progress exceeds T_s, judged from max(0.25 x T_s, one 3 s status interval) on, "
+                           "an attempt without progress on its time run (ours; default). Both are planned with copies started at T_s")
     yarn.add_argument("--seed", type=int, default=0, help="random seed of the offline resampling (default 0)")
     yarn.add_argument("--out", required=True, type=Path, metavar="FILE",
                       help="the settings file (corral-yarn/kwiken-yarn/v3); the pipeline reads <home>/kwiken-yarn.json")

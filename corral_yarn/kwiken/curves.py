@@ -63,12 +63,9 @@ def timeout(ordered: NDArray[np.float64], r: float | NDArray[np.float64]) -> NDA
     return np.where(r <= 0, np.inf, np.where(r >= 1, 0.0, ordered[index]))
 
 
-def reissued(latency: NDArray[np.float64], reissue: NDArray[np.float64], timeout_: float | NDArray[np.float64],
-             launch: float | NDArray[np.float64] | None = None) -> NDArray[np.float64]:
-    """Latency with a reissue of the requests past ``timeout_``: X if X <= T else min(X, D + X') ([65], §5.3.1),
-    the reissue started at D = ``launch`` (default T)."""
-    start = timeout_ if launch is None else launch
-    return np.where(latency > timeout_, np.minimum(latency, start + reissue), latency)
+def reissued(latency: NDArray[np.float64], reissue: NDArray[np.float64], timeout_: float | NDArray[np.float64]) -> NDArray[np.float64]:
+    """Latency with a reissue of the requests past ``timeout_``: X if X <= T else min(X, T + X') ([65], §5.3.1)."""
+    return np.where(latency > timeout_, np.minimum(latency, timeout_ + reissue), latency)
 
 
 def reissue_curve(samples: NDArray[np.float64], rng: np.random.Generator, points: int = CURVE_POINTS,

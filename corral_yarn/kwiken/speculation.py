@@ -23,12 +23,14 @@ Kwiken's settings therefore name our TaskRuntimeEstimator (java_patch, ``KwikenT
 on the MR AM's classpath), which makes DefaultSpeculator copy the tasks that will run past T_s, with
 the caps and the rescan interval set so that T_s, not a cap or a timer, decides (``settings``).
 
-Two rules see "will run past T_s" (``Rule``, a per-job property): ``timeout``, the thesis's (§5.3.1): once
-the attempt has run T_s, so a copy starts at T; and ``progress`` (ours, beyond the thesis): once its
-projected runtime, elapsed / progress, exceeds T_s, judged from max(``MIN_ELAPSED_FRACTION`` x T_s, one
-status interval) on. With linear progress the projection is the task's duration, so the progress rule copies
-the same tasks (X > T) with the copy started at D = min(T, max(MIN_ELAPSED_FRACTION x T, STATUS_INTERVAL_S)): the task takes min(X, D + L' + X')
-and a copy that wins leaves L + D + L' + X' behind. Curves and spend are estimated for the rule planned (``launch``).
+Two rules see "will run past T_s" (``Rule``, a per-job property read by the estimator): ``timeout``, the thesis's
+(§5.3.1): once the attempt has run T_s; and ``progress`` (ours, beyond the thesis): also once its projected runtime,
+elapsed / progress at its last status of progress > 0, exceeds T_s, judged from max(``MIN_ELAPSED_FRACTION`` x T_s,
+one status interval) on. An attempt that has reported no progress is judged on its time run, as under the timeout
+rule; measured, map attempts of the benchmark's jobs send no progress before their last second (their JVM's start
+is most of their time), so their copies start at T under either rule. JobHistory keeps no status times, so the
+planner cannot foresee which attempts report progress early: it prices every copy at T under both rules (curves
+and spend); a copy the projection starts earlier, at D < T, runs X - D rather than X - T if it loses.
 """
 
 from __future__ import annotations
@@ -51,8 +53,7 @@ BISECTIONS = 14  # halvings of SumVar's budget when fitting it to B
 MIN_SAMPLES = 8  # fewer task durations give no usable tail: the stage gets no budget
 TaskType = Literal["map", "reduce"]
 Rule = Literal["progress", "timeout"]
-MIN_ELAPSED_FRACTION = 0.25  # the progress rule judges an attempt once it has run this share of T_s
-STATUS_INTERVAL_S = 3.0  # and one task status interval (Hadoop's mapreduce.task.progress-report.interval, by default 0.01 x 300 s)
+MIN_ELAPSED_FRACTION = 0.25  # the progress rule judges an attempt's projection once it has run this share of T_s
 
 # Hadoop's keys (MRJobConfig; defaults in mapred-default.xml) that a Kwiken plan sets per job.
 SPECULATIVE = {"map": "mapreduce.map.speculative", "reduce": "mapreduce.reduce.speculative"}
@@ -105,42 +106,34 @@ class TaskStage:
         return self.tasks * float(self.durations.mean() + self.lead.mean())
 
 
-def launch(t: float | NDArray[np.float64], rule: Rule) -> float | NDArray[np.float64]:
-    """D: when a task that runs past T gets its copy, T under the timeout rule (§3.2.2), under the progress rule its
-    first judgement, max(MIN_ELAPSED_FRACTION x T, one status interval), where its linear projection exceeds T, or T."""
-    return t if rule == "timeout" else np.minimum(t, np.maximum(MIN_ELAPSED_FRACTION * t, STATUS_INTERVAL_S))
-
-
-def makespan_curve(stage: TaskStage, rng: np.random.Generator, points: int = CURVE_POINTS, draws: int = DRAWS,
-                   rule: Rule = "progress") -> VarianceCurve:
+def makespan_curve(stage: TaskStage, rng: np.random.Generator, points: int = CURVE_POINTS, draws: int = DRAWS) -> VarianceCurve:
     """V_s(r): the variance of max_i X_i over the stage's N tasks, X_i > T (the (1 - r) quantile, §3.2.2) made
-    min(X_i, D + L'_i + X'_i) by a copy started at D (``launch``) that runs a whole attempt (``TaskStage.attempts``)."""
+    min(X_i, T + L'_i + X'_i) by a copy started at T that runs a whole attempt (``TaskStage.attempts``)."""
     x = np.sort(np.asarray(stage.durations, dtype=np.float64))
     runs, copies = rng.choice(x, size=(draws, stage.tasks)), stage.attempts(rng.integers(0, x.size, size=(draws, stage.tasks)))
     if not stage.speculatable:
         v0 = float(runs.max(axis=1).var())
         return VarianceCurve.of(np.array([0.0, 1.0]), np.array([v0, v0]))
     r = np.unique(np.concatenate([[0.0], np.geomspace(1.0 / x.size, 1.0, points)]))
-    v = np.array([reissued(runs, copies, t, launch(t, rule)).max(axis=1).var() for t in (timeout(x, f) for f in r)])
+    v = np.array([reissued(runs, copies, t).max(axis=1).var() for t in (timeout(x, f) for f in r)])
     return VarianceCurve.of(r, v)
 
 
-def apportion(stages: Sequence[TaskStage], budget: float, seed: int = 0,
-              rule: Rule = "progress") -> tuple[NDArray[np.float64], list[VarianceCurve]]:
+def apportion(stages: Sequence[TaskStage], budget: float, seed: int = 0) -> tuple[NDArray[np.float64], list[VarianceCurve]]:
     """r_s per stage by SumVar over the stages' curves, with c_s their container-seconds (§5.3.1, eq. 5.3)."""
     rng = np.random.default_rng(seed)
-    curves = [makespan_curve(s, rng, rule=rule) for s in stages]
+    curves = [makespan_curve(s, rng) for s in stages]
     r = sumvar(curves, [s.container_seconds for s in stages], budget)
     return r, curves
 
 
-def copy_spend(stage: TaskStage, r: float, rng: np.random.Generator, draws: int = DRAWS, rule: Rule = "progress") -> tuple[float, float]:
+def copy_spend(stage: TaskStage, r: float, rng: np.random.Generator, draws: int = DRAWS) -> tuple[float, float]:
     """Expected (extra, kept) container-seconds of one run of the stage with copies of the tasks past T = the
-    (1 - r) quantile, each started at D (``launch``: T for the timeout rule).
+    (1 - r) quantile, each started at T.
 
-    A task X > T gets a copy at D (§3.2.2) that runs a whole attempt L' + X' (``TaskStage.attempts``: a reduce
-    copy shuffles again); if the original ends first (X <= D + L' + X') the copy ran X - D, else the original's
-    container ran L + D + L' + X' (L: its seconds before the timed part, a reduce's shuffle) and is killed:
+    A task X > T gets a copy at T (§3.2.2) that runs a whole attempt L' + X' (``TaskStage.attempts``: a reduce
+    copy shuffles again); if the original ends first (X <= T + L' + X') the copy ran X - T, else the original's
+    container ran L + T + L' + X' (L: its seconds before the timed part, a reduce's shuffle) and is killed:
     that is the extra; the winner's container (L + X, or the copy's L' + X') is kept.
     """
     order = np.argsort(stage.durations, kind="stable")
@@ -148,21 +141,20 @@ def copy_spend(stage: TaskStage, r: float, rng: np.random.Generator, draws: int 
     picked = rng.integers(0, x.size, size=(draws, stage.tasks))
     runs, copies = x[picked], stage.attempts(rng.integers(0, x.size, size=(draws, stage.tasks)))
     t = float(timeout(x, r)) if stage.speculatable else np.inf
-    d = launch(t, rule)
-    copied, wins = runs > t, runs > d + copies
-    extra = np.where(copied, np.where(wins, lead[picked] + d + copies, runs - d), 0.0)
+    copied, wins = runs > t, runs > t + copies
+    extra = np.where(copied, np.where(wins, lead[picked] + t + copies, runs - t), 0.0)
     return float(extra.sum(axis=1).mean()), float(np.where(copied & wins, copies, lead[picked] + runs).sum(axis=1).mean())
 
 
-def extra_fraction(stages: Sequence[TaskStage], r: Sequence[float], seed: int = 0, rule: Rule = "progress") -> float:
+def extra_fraction(stages: Sequence[TaskStage], r: Sequence[float], seed: int = 0) -> float:
     """The allocation's expected extra container-seconds over the stages' container-seconds without copies."""
-    return expected_spend(stages, r, seed, rule)[0] / max(sum(s.container_seconds for s in stages), 1e-12)
+    return expected_spend(stages, r, seed)[0] / max(sum(s.container_seconds for s in stages), 1e-12)
 
 
-def expected_spend(stages: Sequence[TaskStage], r: Sequence[float], seed: int = 0, rule: Rule = "progress") -> tuple[float, float]:
+def expected_spend(stages: Sequence[TaskStage], r: Sequence[float], seed: int = 0) -> tuple[float, float]:
     """The allocation's expected (extra, kept) container-seconds per run of every job (``copy_spend`` summed)."""
     rng = np.random.default_rng(seed)
-    spends = [copy_spend(s, float(r_s), rng, rule=rule) for s, r_s in zip(stages, r)]
+    spends = [copy_spend(s, float(r_s), rng) for s, r_s in zip(stages, r)]
     return sum(e for e, _ in spends), sum(k for _, k in spends)
 
 
@@ -173,14 +165,14 @@ def budget_matching(extra_container_s: float, stages: Sequence[TaskStage]) -> fl
 
 
 def fit_budget(stages: Sequence[TaskStage], curves: Sequence[VarianceCurve], budget: float,
-               seed: int = 0, rule: Rule = "progress") -> tuple[float, NDArray[np.float64], float]:
+               seed: int = 0) -> tuple[float, NDArray[np.float64], float]:
     """SumVar's budget (eq. 5.3's units), its r_s and their expected extra fraction: the largest budget met by
     bisection whose allocation is estimated (``extra_fraction``) to spend at most ``budget``."""
     cost = [s.container_seconds for s in stages]
 
     def trial(b: float) -> tuple[float, NDArray[np.float64], float]:
         r = sumvar(curves, cost, b)
-        return b, r, extra_fraction(stages, r, seed, rule)
+        return b, r, extra_fraction(stages, r, seed)
 
     best = trial(1.0)
     if best[2] <= budget:
@@ -271,10 +263,10 @@ class SpeculationSettings(_Strict):
 
 def plan_speculation(stages: Sequence[TaskStage], budget: float, runs: int, seed: int = 0, rule: Rule = "progress") -> SpeculationSettings:
     """Apportion ``budget`` (extra container-seconds, as a cluster measures them) over ``stages`` (from ``runs``
-    history runs) by SumVar at the budget fitted to it under ``rule``, and turn each job's r_s into its settings."""
+    history runs) by SumVar at the budget fitted to it, and turn each job's r_s into its settings under ``rule``."""
     rng = np.random.default_rng(seed)
-    curves = [makespan_curve(s, rng, rule=rule) for s in stages]
-    sumvar_budget, r, expected = fit_budget(stages, curves, budget, seed, rule)
+    curves = [makespan_curve(s, rng) for s in stages]
+    sumvar_budget, r, expected = fit_budget(stages, curves, budget, seed)
     cost = np.array([s.container_seconds for s in stages])
     share = cost / cost.sum()
     jobs: dict[str, list[tuple[TaskStage, StageSpeculation]]] = {}
@@ -288,5 +280,5 @@ def plan_speculation(stages: Sequence[TaskStage], budget: float, runs: int, seed
                               properties=settings([(s.type, s.reissue_fraction, s.tasks, s.timeout_s) for _, s in pairs], rule))
                for key, pairs in jobs.items()]
     return SpeculationSettings(rule=rule, budget=budget, sumvar_budget=sumvar_budget, planned_cost=min(sumvar_budget, spent(cost, r)),
-                               planned_extra_fraction=min(budget, expected), expected_extra_container_s=expected_spend(stages, r, seed, rule)[0], runs=runs, container_seconds=float(cost.sum()),
+                               planned_extra_fraction=min(budget, expected), expected_extra_container_s=expected_spend(stages, r, seed)[0], runs=runs, container_seconds=float(cost.sum()),
                                jobs=planned)

@@ -20,7 +20,7 @@ from corral_yarn.errors import InputError
 from corral_yarn.kwiken.apportion import spent, sumvar
 from corral_yarn.kwiken.speculation import (
     BISECTIONS, CAP_RUNNING, CAP_TOTAL, ESTIMATOR, KWIKEN_ESTIMATOR, MIN_ELAPSED, MINIMUM_ALLOWED, RETRY_AFTER_SPECULATE, RULE, TIMEOUT_MS,
-    SpeculationSettings, TaskStage, apportion, budget_matching, copy_spend, extra_fraction, launch, makespan_curve, plan_speculation, settings,
+    SpeculationSettings, TaskStage, apportion, budget_matching, copy_spend, extra_fraction, makespan_curve, plan_speculation, settings,
 )
 from corral_yarn.pipeline.speculation import task_stages, with_speculation
 from estimator.records import JobRun, TaskSample
@@ -38,7 +38,7 @@ def _max_of_two_variance(values: list[float], probs: list[float]) -> float:
 
 def test_makespan_curve_matches_hand_computed_variances() -> None:
     stage = TaskStage("j", "map", 2, TWO_POINT)
-    curve = makespan_curve(stage, np.random.default_rng(0), draws=200_000, rule="timeout")
+    curve = makespan_curve(stage, np.random.default_rng(0), draws=200_000)
     # r = 0: no copies; max of two tasks is 10 with probability 1 - 0.9^2
     assert curve.v[0] == pytest.approx(_max_of_two_variance([1, 10], [0.9, 0.1]), rel=0.03)
     # r = 0.1: T = the 0.9 quantile = 1; a task of 10 becomes min(10, 1 + X'): 2 w.p. 0.9, 10 w.p. 0.1
@@ -48,18 +48,16 @@ def test_makespan_curve_matches_hand_computed_variances() -> None:
     assert curve(0.1) < curve(0.0) / 5
 
 
-def test_progress_rules_makespan_curve_has_its_copies_start_at_a_quarter_of_the_timeout() -> None:
-    curve = makespan_curve(TaskStage("j", "map", 2, 20 * TWO_POINT), np.random.default_rng(0), draws=200_000, rule="progress")
-    # r = 0.1: T = 20, the copy starts at D = 0.25 x 20 = 5 (> 3 s, one status): a 200 becomes min(200, 5 + X'): 25 w.p. 0.9
-    k = int(np.argmin(np.abs(curve.r - 0.1)))
-    assert curve.v[k] == pytest.approx(_max_of_two_variance([20, 25, 200], [0.9, 0.09, 0.01]), rel=0.05)
-    assert curve.v[0] == pytest.approx(_max_of_two_variance([20, 200], [0.9, 0.1]), rel=0.03)
-
-
-def test_progress_rules_copies_start_no_earlier_than_one_status_interval() -> None:
-    # D = min(T, max(0.25 T, 3 s)): a quarter of T, but not before Hadoop's first status (3 s), and never after T
-    assert [launch(t, "progress") for t in (1.0, 8.0, 20.0)] == [1.0, 3.0, 5.0]
-    assert launch(8.0, "timeout") == 8.0
+def test_both_rules_are_planned_with_copies_started_at_the_timeout() -> None:
+    # the estimator projects only attempts that have reported progress, and JobHistory has no status times: the planner
+    # prices every copy at T under both rules, so the plans differ only in the rule the estimator is told
+    rng = np.random.default_rng(2)
+    stages = [TaskStage(f"j{k}", "map", n, rng.lognormal(2, 0.4, 30) * np.where(rng.random(30) < 0.2, 4.0, 1.0)) for k, n in enumerate((6, 4))]
+    progress, thesis = (plan_speculation(stages, 0.1, runs=3, rule=rule) for rule in ("progress", "timeout"))
+    assert progress.expected_extra_container_s == thesis.expected_extra_container_s > 0
+    assert [j.stages for j in progress.jobs] == [j.stages for j in thesis.jobs]
+    assert {j.properties[RULE] for j in progress.jobs if RULE in j.properties} == {"progress"}
+    assert {j.properties[RULE] for j in thesis.jobs if RULE in j.properties} == {"timeout"}
 
 
 def test_constant_and_little_known_stages_get_no_budget() -> None:
@@ -116,15 +114,8 @@ def test_plan_carries_each_jobs_share_and_validates() -> None:
 def test_copy_spend_matches_hand_computed_extra_and_kept_seconds() -> None:
     # one task of {1 x 9, 10}: r = 0.1 -> T = 1; only a 10 is copied, at 1: a copy of 1 wins (the original ran 1 + 1 = 2),
     # a copy of 10 loses (it ran 10 - 1 = 9). E[extra] = 0.1 (0.9 x 2 + 0.1 x 9) = 0.27; kept: 1 w.p. 0.9 + 0.09, 10 w.p. 0.01
-    extra, kept = copy_spend(TaskStage("j", "map", 1, TWO_POINT), 0.1, np.random.default_rng(0), draws=400_000, rule="timeout")
+    extra, kept = copy_spend(TaskStage("j", "map", 1, TWO_POINT), 0.1, np.random.default_rng(0), draws=400_000)
     assert extra == pytest.approx(0.27, rel=0.03) and kept == pytest.approx(0.99 + 0.1, rel=0.03)
-    # the progress rule, on 20 x these (T = 20), copies the same 200s at D = 5: a winning copy of 20 leaves 5 + 20 = 25
-    # behind, a losing one of 200 ran 200 - 5 = 195. E[extra] = 0.1 (0.9 x 25 + 0.1 x 195) = 4.2; kept 20 x the above
-    extra, kept = copy_spend(TaskStage("j", "map", 1, 20 * TWO_POINT), 0.1, np.random.default_rng(0), draws=400_000, rule="progress")
-    assert extra == pytest.approx(4.2, rel=0.03) and kept == pytest.approx(20 * 1.09, rel=0.03)
-    # with T = 1 s the progress rule judges at its first status, 3 s, past T: D = T, the timeout rule's 0.27
-    extra, _ = copy_spend(TaskStage("j", "map", 1, TWO_POINT), 0.1, np.random.default_rng(0), draws=400_000, rule="progress")
-    assert extra == pytest.approx(0.27, rel=0.03)
     none = copy_spend(TaskStage("j", "map", 3, TWO_POINT), 0.0, np.random.default_rng(0), draws=100_000)
     assert none[0] == 0 and none[1] == pytest.approx(3 * 1.9, rel=0.03)  # no copies: every task kept, 3 x the mean
 
@@ -132,29 +123,24 @@ def test_copy_spend_matches_hand_computed_extra_and_kept_seconds() -> None:
 def test_copy_spend_counts_a_killed_reduces_whole_container_and_the_copys_shuffle() -> None:
     # as above, but each task's container ran before its timed reduce phase: 2 s, the straggler's 5 s (its shuffle
     # waited), and a copy shuffles again: it is a whole past attempt, (2, 1) w.p. 0.9 or (5, 10) w.p. 0.1.
-    # Timeout rule, D = 1: a copy of 2 + 1 ends at 1 + 3 = 4 < 10 and wins, leaving the original's 5 + 1 + 3 = 9 behind;
+    # T = 1: a copy of 2 + 1 ends at 1 + 3 = 4 < 10 and wins, leaving the original's 5 + 1 + 3 = 9 behind;
     # a copy of 5 + 10 ends at 16 > 10 and loses, having run 10 - 1 = 9. E[extra] = 0.1 (0.9 x 9 + 0.1 x 9) = 0.9;
     # kept: 2 + 1 w.p. 0.9, the copy's 2 + 1 w.p. 0.09, the original's 5 + 10 w.p. 0.01: 2.7 + 0.27 + 0.15
     stage = TaskStage("j", "reduce", 1, TWO_POINT, before=np.array([2.0] * 9 + [5.0]))
-    extra, kept = copy_spend(stage, 0.1, np.random.default_rng(0), draws=400_000, rule="timeout")
+    extra, kept = copy_spend(stage, 0.1, np.random.default_rng(0), draws=400_000)
     assert extra == pytest.approx(0.9, rel=0.03) and kept == pytest.approx(2.7 + 0.27 + 0.15, rel=0.03)
-    # progress rule on 20 x these, D = 5: a winning copy of 40 + 20 leaves 100 + 5 + 60 = 165, a losing one ran 195:
-    # 0.1 (0.9 x 165 + 0.1 x 195) = 16.8
-    scaled = TaskStage("j", "reduce", 1, 20 * TWO_POINT, before=20 * stage.lead)
-    extra, _ = copy_spend(scaled, 0.1, np.random.default_rng(0), draws=400_000, rule="progress")
-    assert extra == pytest.approx(16.8, rel=0.03)
-    # a shuffle longer than the straggler's overrun: copies of 180 + 20 end at 5 + 200 > 200 and all lose, running 195
-    slow_shuffle = TaskStage("j", "reduce", 1, 20 * TWO_POINT, before=np.full(10, 180.0))
-    extra, kept = copy_spend(slow_shuffle, 0.1, np.random.default_rng(0), draws=400_000, rule="progress")
-    assert extra == pytest.approx(19.5, rel=0.03) and kept == pytest.approx(180.0 + 38.0, rel=0.03)
+    # a shuffle longer than the straggler's overrun: copies of 9 + 1 end at 1 + 10 > 10 and all lose, running 10 - 1 = 9
+    slow_shuffle = TaskStage("j", "reduce", 1, TWO_POINT, before=np.full(10, 9.0))
+    extra, kept = copy_spend(slow_shuffle, 0.1, np.random.default_rng(0), draws=400_000)
+    assert extra == pytest.approx(0.1 * 9, rel=0.03) and kept == pytest.approx(9.0 + 1.9, rel=0.03)
     assert stage.container_seconds == pytest.approx(1.9 + 2.3)  # c_s: whole containers
 
 
 def test_reduce_makespan_curve_has_its_copies_shuffle_again() -> None:
-    # two reduces of {1 x 9, 10}, every container 2 s before its reduce phase; timeout rule, r = 0.1: T = 1, a 10
+    # two reduces of {1 x 9, 10}, every container 2 s before its reduce phase; r = 0.1: T = 1, a 10
     # becomes min(10, 1 + 2 + X'): 4 w.p. 0.9, 10 w.p. 0.1 (a map copy would give 2, as above)
     stage = TaskStage("j", "reduce", 2, TWO_POINT, before=np.full(10, 2.0))
-    curve = makespan_curve(stage, np.random.default_rng(0), draws=200_000, rule="timeout")
+    curve = makespan_curve(stage, np.random.default_rng(0), draws=200_000)
     k = int(np.argmin(np.abs(curve.r - 0.1)))
     assert curve.v[k] == pytest.approx(_max_of_two_variance([1, 4, 10], [0.9, 0.09, 0.01]), rel=0.05)
 
@@ -185,7 +171,7 @@ def test_linear_cost_is_not_what_copies_spend() -> None:
     # while copies of the stragglers at T = 1 spend 0.27 per task, 0.27 / 1.9 = 0.14 of its container-seconds
     stage = [TaskStage("j", "map", 4, TWO_POINT)]
     assert spent([stage[0].container_seconds], [0.1]) == pytest.approx(0.1)
-    assert extra_fraction(stage, [0.1], rule="timeout") == pytest.approx(0.27 / 1.9, rel=0.03)
+    assert extra_fraction(stage, [0.1]) == pytest.approx(0.27 / 1.9, rel=0.03)
 
 
 @hsettings(max_examples=15, deadline=None)
@@ -200,12 +186,12 @@ def test_fitted_plan_is_expected_to_spend_at_most_its_budget_and_uses_it(shapes:
     plan = plan_speculation(stages, budget, runs=3, seed=seed, rule=rule)
     r = [s.reissue_fraction for j in plan.jobs for s in j.stages]
     assert plan.rule == rule and plan.planned_extra_fraction <= budget + 1e-9
-    assert extra_fraction(stages, r, seed, rule) == pytest.approx(plan.planned_extra_fraction)
+    assert extra_fraction(stages, r, seed) == pytest.approx(plan.planned_extra_fraction)
     if plan.sumvar_budget < 1.0:  # the bisection's next step up would be expected to overspend
         rng = np.random.default_rng(seed)
-        curves = [makespan_curve(s, rng, rule=rule) for s in stages]
+        curves = [makespan_curve(s, rng) for s in stages]
         more = sumvar(curves, [s.container_seconds for s in stages], plan.sumvar_budget + 0.5 ** BISECTIONS)
-        assert extra_fraction(stages, more, seed, rule) > budget
+        assert extra_fraction(stages, more, seed) > budget
 
 
 def _run(key: str, day: int, maps: list[float], reduces: list[float], outcome: str = "SUCCEEDED") -> JobRun:

@@ -26,7 +26,10 @@ import org.apache.hadoop.yarn.util.Clock;
  * progress at its last status (as Hadoop's LegacyTaskRuntimeEstimator projects), exceeds T_s; an
  * attempt is judged once it has run max({@value #MIN_ELAPSED} x T_s (default {@value #DEFAULT_MIN_ELAPSED}),
  * one task status interval, {@code mapreduce.task.progress-report.interval}: 3 s by default), before that
- * only past T_s, so it copies every task the timeout rule copies, and earlier.</li>
+ * only past T_s, so it copies every task the timeout rule copies, and earlier. An attempt that has reported
+ * no progress (no status, or progress 0, as DefaultSpeculator's simulated status of a silent attempt) has
+ * nothing to project: it is judged on its time run against T_s, as under the timeout rule (a map JVM on a
+ * loaded node may send its first status only seconds before its end).</li>
  * </ul>
  *
  * <p>A per-job class: {@code yarn.app.mapreduce.am.job.task.estimator.class} names it and
@@ -56,7 +59,7 @@ public class KwikenTaskRuntimeEstimator implements TaskRuntimeEstimator {
   /** How an attempt that will run past T_s is seen (§5.3.1's timeout, or our progress projection). */
   enum Rule { TIMEOUT, PROGRESS }
 
-  /** An attempt's start, its clock's start and its projected runtime at its last status (ms; NONE: none yet). */
+  /** An attempt's start, its clock's start and its projected runtime at its last status of progress &gt; 0 (ms; NONE: none yet). */
   private static final class Attempt {
     final long start;
     volatile long clockStart;
@@ -163,8 +166,9 @@ public class KwikenTaskRuntimeEstimator implements TaskRuntimeEstimator {
     if (!isMap(status.id) && a.clockStart == NONE && status.sortFinishTime > 0) {
       a.clockStart = status.sortFinishTime;
     }
-    if (a.clockStart != NONE && timestamp > a.clockStart) {
-      a.projected = projection(timestamp - a.clockStart, phaseProgress(status));
+    double progress = phaseProgress(status);
+    if (a.clockStart != NONE && timestamp > a.clockStart && progress > 0.0) {
+      a.projected = projection(timestamp - a.clockStart, progress);
     }
   }
 
@@ -199,16 +203,15 @@ public class KwikenTaskRuntimeEstimator implements TaskRuntimeEstimator {
   }
 
   /**
-   * The attempt's runtime as the rule sees it: what it has run, or (progress, once judged) its projection at
-   * its last status, an attempt without one yet projected as one at progress 0 now (as Hadoop's speculator
-   * simulates a status for an attempt that has not sent one in a while); judged no earlier than one status
-   * interval in, so that a status of its timed part can have arrived.
+   * The attempt's runtime as the rule sees it: what it has run, or (progress, once judged, no earlier than one
+   * status interval in) the larger of that and its projection at its last status of progress &gt; 0; an attempt
+   * without one has nothing to project and is judged on what it has run.
    */
   long runtime(long elapsed, long projected, long timeout) {
-    if (rule == Rule.TIMEOUT || elapsed < Math.max(minElapsed * timeout, reportInterval)) {
+    if (rule == Rule.TIMEOUT || projected == NONE || elapsed < Math.max(minElapsed * timeout, reportInterval)) {
       return elapsed;
     }
-    return Math.max(elapsed, projected == NONE ? projection(elapsed, 0.0) : projected);
+    return Math.max(elapsed, projected);
   }
 
   /** A copy is expected to take about the stage's timeout (it is a fresh draw from the same stage). */

@@ -191,12 +191,30 @@ class KwikenTaskRuntimeEstimatorTest {
   }
 
   @Test
-  void anAttemptWithoutAStatusOnceJudgedIsProjectedAtProgressZero() {
+  void anAttemptWithoutProgressIsJudgedOnItsTimeRunNotProjected() {
     KwikenTaskRuntimeEstimator e = estimator("100000", null, "progress", "0.25");
     TaskAttemptId map = attempt(TaskType.MAP, 0);
     e.enrollAttempt(status(map, TaskAttemptState.RUNNING, 0), 0L);
     clock.setTime(25_000L);
-    assertEquals(OVERDUE + 250_000_000L - 100_000L, speculationValue(e, map), "25 s / 0.0001 (Hadoop's floor) - 100 s");
+    assertTrue(speculationValue(e, map) < 0, "no status at 0.25 x 100 s: nothing to project, 25 s run");
+    e.updateAttempt(status(map, TaskAttemptState.RUNNING, 0, 0.0f), 40_000L); // DefaultSpeculator's simulated status
+    clock.setTime(99_000L);
+    assertTrue(speculationValue(e, map) < 0, "progress 0 at 40 s: still nothing to project, 99 s run");
+    clock.setTime(100_001L);
+    assertEquals(OVERDUE + 1L, speculationValue(e, map), "past its timeout: 100.001 s - 100 s");
+    e.updateAttempt(status(map, TaskAttemptState.RUNNING, 0, 0.25f), 101_000L);
+    clock.setTime(101_000L);
+    assertEquals(OVERDUE + 304_000L, speculationValue(e, map), "its first progress: 101 s / 0.25 = 404 s - 100 s");
+  }
+
+  @Test
+  void aReduceStillInItsShuffleHasNoReducePhaseProgressToProject() {
+    KwikenTaskRuntimeEstimator e = estimator(null, "20000", "progress", "0.25");
+    TaskAttemptId reduce = attempt(TaskType.REDUCE, 0);
+    e.enrollAttempt(status(reduce, TaskAttemptState.RUNNING, 0), 0L);
+    e.updateAttempt(status(reduce, TaskAttemptState.RUNNING, 90_000L, 0.6f), 95_000L); // a status from before its sort ended
+    clock.setTime(100_000L);
+    assertTrue(speculationValue(e, reduce) < 0, "phase progress (0.6 - 2/3) x 3 < 0: 10 s run of 20 s, not projected");
   }
 
   @Test
