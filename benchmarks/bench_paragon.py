@@ -10,14 +10,16 @@ the accuracy on the setup of the paper's Table 1 (the 10-SC local cluster of Tab
 Also on the low scenario's workloads: the matrices grown by the classified arrivals (§2.2; `grown_matrices`: accuracy
 against the jobs seen and QoS, with and without, on the same profiles), and Paragon with the servers' tolerated score
 as the least headroom (`tolerated_rule` of schedule.Servers, not §3.2's text) beside §3.2's minimum, and the
-statistical variant with servers of equal hashed score spread over the ring (not the paper's) beside §3.2's ring.
-PNG figures go to --out.
+statistical variant as §3.2 writes its ring (one point per hashed score) beside the default (ties spread, not the paper's).
+Every figure is measured once per ground-truth model of `--truths` (groundtruth.TRUTHS; `truths.<name>`, with the
+published facts each model is checked against, `heterogeneity_facts`): the top-level keys are the first model's, `truths.<name>` the others'.
+PNG figures (the first model's) go to --out.
 
-About 3-5 minutes on the shared 2 cores; ``--quick`` (the low scenario only, a shorter accuracy curve)
-well under a minute.
+About 10-12 minutes per model on the shared 2 cores; ``--quick`` (the low scenario only, a shorter accuracy curve)
+about a minute per model.
 
 Usage: .venv/bin/python benchmarks/bench_paragon.py [--quick] [--seed N] [--offline N] [--noise X] [--grow-every N]
-       [--out DIR]
+       [--truths NAME[,NAME]] [--out DIR]
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from corral_yarn.cli.types import non_negative_float, positive_int
-from corral_yarn.paragon import groundtruth, simulate
+from corral_yarn.paragon import classify, groundtruth, simulate
 
 PAPER = {
     "qos_fraction_2500": {"paragon": 0.91, "heterogeneity_oblivious": 0.14, "interference_oblivious": 0.11, "random": 0.03},
@@ -55,8 +57,18 @@ def _args() -> argparse.Namespace:
                    help="the generator's per-entry noise of log speed (sensitivity only; docs/paragon.md, G7)")
     p.add_argument("--grow-every", type=positive_int, default=250,
                    help="arrivals between re-decompositions of the grown matrices (grown_matrices; §2.2)")
+    p.add_argument("--truths", type=truth_list, default=groundtruth.TRUTHS,
+                   help=f"ground-truth models, comma-separated, the first one's figures at the top level (default {','.join(groundtruth.TRUTHS)})")
     p.add_argument("--out", default="out/bench_paragon", help="directory of the PNG figures")
     return p.parse_args()
+
+
+def truth_list(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(","))
+    bad = [n for n in names if n not in groundtruth.TRUTHS]
+    if bad or len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"expected distinct names among {', '.join(groundtruth.TRUTHS)}, got {text!r}")
+    return names
 
 
 def pct(values: np.ndarray, q: float) -> float:
@@ -74,10 +86,10 @@ def accuracy_curve(w: groundtruth.World, sizes: list[int], seed: int) -> dict[st
     return out
 
 
-def table1_setup(seed: int, noise: float) -> dict[str, float]:
+def table1_setup(seed: int, noise: float, truth: str) -> dict[str, float]:
     """Classification on the setup of the paper's Table 1 (§2.2): the local cluster of Table 3 (10 SCs), 20 offline
     jobs, 1,000 new jobs."""
-    w = groundtruth.world(seed, groundtruth.LOCAL_CLUSTER, noise)
+    w = groundtruth.world(seed, groundtruth.LOCAL_CLUSTER, noise, truth)
     rng = np.random.default_rng(seed + 1)
     trained = simulate.models(w, 20, rng)
     acc = simulate.classify_workloads(trained, groundtruth.jobs(w, 1000, rng), rng, BATCH).accuracy
@@ -91,15 +103,22 @@ WINDOW = 500  # arrivals per point of the accuracy against the jobs seen
 def grown_matrices(trained: simulate.Trained, truth: groundtruth.Truth, every: int, seed: int) -> dict:
     """§2.2's growing matrices on the low scenario's workloads, each variant on the same profiles (one rng seed):
     accuracy against the jobs seen and QoS (Paragon, NI), static against grown (all three matrices, or the two
-    interference matrices only), and the accuracy with a random SC pair per job (§2.2's "any two SCs")."""
-    variants = {"static": (trained, 0, simulate.MATRICES), "grown_all": (trained, every, simulate.MATRICES),
-                "grown_interference_only": (trained, every, ("tolerated", "caused")),
-                "random_sc_pair_static": (dataclasses.replace(trained, profile_scs=None), 0, simulate.MATRICES),
-                "random_sc_pair_grown_all": (dataclasses.replace(trained, profile_scs=None), every, simulate.MATRICES)}
-    out: dict = {"cadence_arrivals": every, "sgd_epochs": simulate.GROW_EPOCHS, "window_arrivals": WINDOW}
-    for name, (tr, grow_every, grown) in variants.items():
+    interference matrices only; re-decomposed by §2.1's SGD or by ALS-WR, `_als_wr`), and the accuracy with a random SC
+    pair per job (§2.2's "any two SCs")."""
+    interference, pairs = ("tolerated", "caused"), dataclasses.replace(trained, profile_scs=None)
+    variants = {"static": (trained, 0, simulate.MATRICES, "sgd"), "grown_all": (trained, every, simulate.MATRICES, "sgd"),
+                "grown_interference_only": (trained, every, interference, "sgd"),
+                "grown_all_als_wr": (trained, every, simulate.MATRICES, "als_wr"),
+                "grown_interference_only_als_wr": (trained, every, interference, "als_wr"),
+                "random_sc_pair_static": (pairs, 0, simulate.MATRICES, "sgd"),
+                "random_sc_pair_grown_all": (pairs, every, simulate.MATRICES, "sgd"),
+                "random_sc_pair_grown_all_als_wr": (pairs, every, simulate.MATRICES, "als_wr")}
+    out: dict = {"cadence_arrivals": every, "sgd_epochs": simulate.GROW_EPOCHS, "als_wr_sweeps": simulate.GROW_EPOCHS,
+                 "window_arrivals": WINDOW, "solvers": list(classify.SOLVERS)}
+    for name, (tr, grow_every, grown, solver) in variants.items():
         start = time.monotonic()
-        c = simulate.classify_workloads(tr, truth, np.random.default_rng(seed + 2), BATCH, grow_every=grow_every, grown=grown)
+        c = simulate.classify_workloads(tr, truth, np.random.default_rng(seed + 2), BATCH, grow_every=grow_every, grown=grown,
+                                        grow_solver=solver)
         row = {"classification": {k: round(c.accuracy[k], 4) for k in ("best_sc", "within_5pct", "interference_err")},
                "by_jobs_seen": {str(lo): {k: round(v, 4) for k, v in m.items()}
                                 for lo, m in simulate.accuracy_by_arrival(c.jobs, truth, WINDOW).items()},
@@ -133,14 +152,21 @@ def figures(out: str, perf: dict[str, np.ndarray], curve: dict[str, dict[str, fl
     return ["paragon_performance.png", "paragon_accuracy.png"]
 
 
-def main() -> None:
-    args = _args()
+FACTS_JOBS = 5000  # generated jobs per model for its published-fact checks
+
+
+def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict:
+    """Every figure of the benchmark on one ground-truth model (figures to `out` when given)."""
     start = time.monotonic()
-    w = groundtruth.world(args.seed, noise=args.noise)
+    w = groundtruth.world(args.seed, noise=args.noise, truth=truth_model)
+    facts = {"ec2": groundtruth.heterogeneity_facts(w, groundtruth.SERVER_CONFIGS, FACTS_JOBS, np.random.default_rng(args.seed + 7)),
+             "table1_setup": groundtruth.heterogeneity_facts(groundtruth.world(args.seed, groundtruth.LOCAL_CLUSTER, args.noise, truth_model),
+                                                             groundtruth.LOCAL_CLUSTER, FACTS_JOBS, np.random.default_rng(args.seed + 7))}
     rng = np.random.default_rng(args.seed + 1)
     trained = simulate.models(w, args.offline, rng)
     scenarios = ["low"] if args.quick else list(simulate.SCENARIOS)
     qos, mean_perf, decision, batch_ms, accuracy, low_perf, exact, headroom, grown, ties = {}, {}, {}, [], None, {}, {}, {}, {}, {}
+    oblivious_high = {}
     for scenario in scenarios:
         n, burst, _ = simulate.SCENARIOS[scenario]
         truth = groundtruth.jobs(w, n + burst, rng)
@@ -155,24 +181,26 @@ def main() -> None:
             decision.setdefault(scheduler, []).append(outcome.decision_ms)
             if scenario == "low":
                 low_perf[scheduler] = outcome.performance
-            print(f"{scenario} {scheduler}: qos {outcome.qos_fraction:.3f}, {time.monotonic() - start:.0f} s", file=sys.stderr)
+            if scenario == "high" and scheduler == "heterogeneity_oblivious":  # Fig. 1: 5,000 applications
+                oblivious_high = {"mean": round(float(outcome.performance.mean()), 4), "p1": pct(outcome.performance, 1)}
+            print(f"{truth_model} {scenario} {scheduler}: qos {outcome.qos_fraction:.3f}, {time.monotonic() - start:.0f} s", file=sys.stderr)
         if scenario == "low":  # the scheduler alone: the same workloads with their exact rows (oracle classification)
             exact = {s: round(simulate.run(truth, simulate.exact_jobs(truth), scenario, s, seed=args.seed).qos_fraction, 4)
                      for s in ("paragon", "interference_oblivious")}
             headroom = {"classified": round(simulate.run(truth, classified.jobs, scenario, "paragon", args.seed, "headroom").qos_fraction, 4),
                         "exact_rows": round(simulate.run(truth, simulate.exact_jobs(truth), scenario, "paragon", args.seed,
                                                          "headroom").qos_fraction, 4)}
-            spread = simulate.run(truth, classified.jobs, scenario, "paragon_statistical_spread_ties", seed=args.seed)
-            ties = {"as_written": qos["low"]["paragon_statistical"], "spread": round(spread.qos_fraction, 4),
-                    "spread_decision_ms_median": pct(spread.decision_ms, 50)}
+            written = simulate.run(truth, classified.jobs, scenario, "paragon_statistical_as_written", seed=args.seed)
+            ties = {"spread (default)": qos["low"]["paragon_statistical"], "as_written": round(written.qos_fraction, 4),
+                    "as_written_decision_ms_median": pct(written.decision_ms, 50)}
             grown = grown_matrices(trained, truth, args.grow_every, args.seed)
     curve = accuracy_curve(w, [20, 100] if args.quick else [10, 20, 50, 100, 200], args.seed)
-    table1 = table1_setup(args.seed, args.noise)
-    pngs = figures(args.out, low_perf, curve)
+    table1 = table1_setup(args.seed, args.noise, truth_model)
+    pngs = figures(out, low_perf, curve) if out else []
     paragon_ms = np.concatenate(decision["paragon"])
-    print(json.dumps({
-        "benchmark": "paragon", "quick": args.quick, "seed": args.seed, "servers": 1000, "scs": len(groundtruth.SERVER_CONFIGS),
-        "cores": int(groundtruth.servers()[1].sum()), "offline_jobs": args.offline, "noise": args.noise,
+    return {
+        "truth": truth_model, "heterogeneity_facts": {k: {m: round(v, 4) for m, v in f.items()} for k, f in facts.items()},
+        "heterogeneity_oblivious_high_performance": oblivious_high,
         "qos_fraction": qos["low"], "qos_fraction_exact_rows_low": exact, "qos_fraction_by_scenario": qos, "mean_performance_by_scenario": mean_perf,
         "paragon_low_by_tolerated_rule": {"min": {"classified": qos["low"]["paragon"], "exact_rows": exact["paragon"]}, "headroom": headroom},
         "paragon_statistical_low_by_ties": ties, "grown_matrices": grown,
@@ -184,8 +212,18 @@ def main() -> None:
         "decision_ms": {"median": pct(paragon_ms, 50), "p99": pct(paragon_ms, 99),
                         **{f"{k}_median": pct(np.concatenate(v), 50) for k, v in decision.items() if k != "paragon"}},
         "classify_batch_ms": {"batch": BATCH, "median": pct(np.array(batch_ms), 50), "p99": pct(np.array(batch_ms), 99)},
-        "paper": PAPER, "figures": [os.path.join(args.out, p) for p in pngs],
-        "seconds": round(time.monotonic() - start, 1),
+        "figures": [os.path.join(out, p) for p in pngs] if out else [], "seconds": round(time.monotonic() - start, 1),
+    }
+
+
+def main() -> None:
+    args = _args()
+    start = time.monotonic()
+    truths = {name: measure(args, name, args.out if i == 0 else None) for i, name in enumerate(args.truths)}
+    print(json.dumps({
+        "benchmark": "paragon", "quick": args.quick, "seed": args.seed, "servers": 1000, "scs": len(groundtruth.SERVER_CONFIGS),
+        "cores": int(groundtruth.servers()[1].sum()), "offline_jobs": args.offline, "noise": args.noise,
+        **truths[args.truths[0]], "truths": {k: v for k, v in truths.items() if k != args.truths[0]}, "paper": PAPER, "seconds": round(time.monotonic() - start, 1),
     }))
 
 

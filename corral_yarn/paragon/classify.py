@@ -6,7 +6,7 @@ SVD (Q = U, P^T = Sigma V^T), keeps the rank whose singular values carry `energy
 (the confidence of each similarity concept) and refines P and Q by SGD. `classify` folds in a batch of
 new jobs, each known on a few columns only (two SC or two SoI profiles), with P held fixed (the exact point
 the SGD update converges to), then reconstructs their full rows. `grow` adds classified jobs back as rows (their
-profiled entries; §2.2) and decomposes the grown matrix again. `choose_profile_columns` picks the two
+profiled entries; §2.2) and decomposes the grown matrix again (SGD as §2.1, or ALS-WR's weighted lambda). `choose_profile_columns` picks the two
 SCs every new job is profiled on, by validation on the offline rows."""
 
 from __future__ import annotations
@@ -57,8 +57,16 @@ def train(dense: np.ndarray, eta: float = 0.02, lam: float = 0.05, energy: float
     return decompose(dense, np.ones(dense.shape, dtype=bool), eta, lam, energy, epochs, seed)
 
 
-def decompose(matrix: np.ndarray, known: np.ndarray, eta: float, lam: float, energy: float, epochs: int, seed: int) -> Model:
-    """SVD of the centred matrix R (Q = U, P^T = Sigma V^T, rank by `energy`), then SGD over its `known` entries only."""
+SOLVERS = ("sgd", "als_wr")  # the refinement after the SVD: §2.1's SGD, or ALS with weighted-lambda (Zhou et al. 2008)
+
+
+def decompose(matrix: np.ndarray, known: np.ndarray, eta: float, lam: float, energy: float, epochs: int, seed: int,
+              solver: str = "sgd") -> Model:
+    """SVD of the centred matrix R (Q = U, P^T = Sigma V^T, rank by `energy`), then `epochs` of `solver` over its `known`
+    entries only: "sgd" (§2.1, lambda per entry) or "als_wr" (alternating exact solves, lambda times each row's and
+    column's count of known entries, ALS-WR)."""
+    if solver not in SOLVERS:
+        raise ValueError(f"solver: unknown {solver!r}, expected one of {', '.join(SOLVERS)}")
     means = matrix.mean(axis=0)
     centred = matrix - means
     level = centred.mean(axis=1, keepdims=True)  # a job's own level: the bias factor, not a similarity concept
@@ -66,6 +74,9 @@ def decompose(matrix: np.ndarray, known: np.ndarray, eta: float, lam: float, ene
     r = min(rank_for(s, energy), matrix.shape[1] - 1)
     q = np.hstack([u[:, :r] * np.sqrt(s[:r]), level])  # Q = U, P^T = Sigma V^T (split evenly)
     p = np.hstack([vt[:r].T * np.sqrt(s[:r]), np.ones((matrix.shape[1], 1))])  # last factor: the row's own level
+    if solver == "als_wr":
+        als_wr(centred, known, q, p, lam, epochs)
+        return Model(means=means, p=p, confidence=s[:r] ** 2 / np.sum(s**2), eta=eta, lam=lam)
     rng = np.random.default_rng(seed)
     rows, cols = np.nonzero(known)
     for _ in range(epochs):
@@ -78,7 +89,23 @@ def decompose(matrix: np.ndarray, known: np.ndarray, eta: float, lam: float, ene
     return Model(means=means, p=p, confidence=s[:r] ** 2 / np.sum(s**2), eta=eta, lam=lam)
 
 
-def grow(model: Model, offline: np.ndarray, online: Sparse, energy: float = 0.9, epochs: int = 30, seed: int = 0) -> Model:
+def als_wr(centred: np.ndarray, known: np.ndarray, q: np.ndarray, p: np.ndarray, lam: float, sweeps: int) -> None:
+    """ALS with weighted-lambda regularisation (Zhou et al. 2008), in place: each row's q solves
+    (P_u^T P_u + lambda n_u I) q = P_u^T r_u, then each column's concepts (the last factor of p is the row level, fixed
+    at 1) solve (Q_i^T Q_i + lambda n_i I) p = Q_i^T (r_i - level); n_u, n_i = the row's and column's known entries."""
+    k = known.astype(float)
+    r = p.shape[1] - 1
+    n_rows, n_cols = np.maximum(k.sum(axis=1), 1), np.maximum(k.sum(axis=0), 1)  # a row or column of no entry: factors 0
+    for _ in range(sweeps):
+        gram = np.einsum("ui,ir,is->urs", k, p, p) + lam * n_rows[:, None, None] * np.eye(r + 1)
+        q[:] = np.linalg.solve(gram, np.einsum("ui,ir->ur", k * centred, p)[..., None])[..., 0]
+        concepts = q[:, :r]
+        gram = np.einsum("ui,ur,us->irs", k, concepts, concepts) + lam * n_cols[:, None, None] * np.eye(r)
+        p[:, :r] = np.linalg.solve(gram, np.einsum("ui,ur->ir", k * (centred - q[:, r:]), concepts)[..., None])[..., 0]
+
+
+def grow(model: Model, offline: np.ndarray, online: Sparse, energy: float = 0.9, epochs: int = 30, seed: int = 0,
+         solver: str = "sgd") -> Model:
     """The utility matrix with classified jobs added back as rows (§2.2: "insert it as a new row in matrix A"): R = the
     offline rows over the online rows as reconstructed, their profiled entries in place; decomposed again (§2.1: SVD
     of R), then SGD over the known entries only (offline rows dense, online rows their profiled entries)."""
@@ -87,7 +114,7 @@ def grow(model: Model, offline: np.ndarray, online: Sparse, energy: float = 0.9,
     known = np.zeros(rows.shape, dtype=bool)
     np.put_along_axis(known, online.cols, True, axis=1)
     return decompose(np.vstack([offline, rows]), np.vstack([np.ones(offline.shape, dtype=bool), known]),
-                     model.eta, model.lam, energy, epochs, seed)
+                     model.eta, model.lam, energy, epochs, seed, solver)
 
 
 def fold_in(model: Model, known: Sparse) -> np.ndarray:

@@ -10,7 +10,9 @@ timeout stops the search and selects among the servers of the last non-empty set
 
 The statistical variant: each server's tolerated scores are hashed per SoI (h_k, SHA-1 variations, 14 bits) when its
 load changes; a new job's caused score on SoI k, hashed by h_k, lands on a server of that hashed value (the next one
-up when none has it) and re-hashing gives more; the candidates are ranked by Q_i."""
+up when none has it) and re-hashing gives more; the candidates are ranked by Q_i. Servers of one hashed score (every
+empty server) take their own points on the ring by default (`spread_ties`; §3.2 is silent on ties; the ring as
+written, one point per hashed score, with spread_ties=False)."""
 
 from __future__ import annotations
 
@@ -167,7 +169,7 @@ def ring_points(hashed: np.ndarray, spread_ties: bool) -> np.ndarray:
     return points
 
 
-def sample(servers: Servers, job: Job, candidates: int, spread_ties: bool = False) -> np.ndarray:
+def sample(servers: Servers, job: Job, candidates: int, spread_ties: bool = True) -> np.ndarray:
     """Hash-based candidate sampling (§3.2): b = h_k(c_new(k)) corresponds to the server whose hashed tolerated score on
     SoI k is b (the next one up, modulo 2^14, when none is; servers at one point split by b); re-hashing b gives
     further servers. A server whose tolerated score equals the job's caused score (D1 = 0 on that SoI) is its SoI's
@@ -196,7 +198,7 @@ def quality(t_server: np.ndarray, c_new: np.ndarray) -> np.ndarray:
     return (q - q.min()) / span if span > 0 else np.ones_like(q)
 
 
-def statistical(servers: Servers, job: Job, candidates: int = 64, spread_ties: bool = False) -> int:
+def statistical(servers: Servers, job: Job, candidates: int = 64, spread_ties: bool = True) -> int:
     """The sampled candidate of best quality Q_i, among those of the job's best SC present."""
     cands = np.intersect1d(sample(servers, job, candidates, spread_ties), free(servers, job.cores))
     if cands.size == 0:

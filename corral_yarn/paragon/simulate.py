@@ -26,7 +26,7 @@ from corral_yarn.paragon.schedule import (Job, Servers, greedy, heterogeneity_ob
 SCENARIOS = {"low": (2500, 0, 0.5), "high": (5000, 0, 0.9), "oversubscribed": (7500, 1000, 1.3)}
 QOS_LOSS = 0.05  # §2.3: QoS is violated at 95 % of the performance in isolation
 SCHEDULERS = ("paragon", "heterogeneity_oblivious", "interference_oblivious", "random", "paragon_statistical")
-OPTIONS = ("paragon_statistical_spread_ties",)  # not the paper's: equal hashed scores spread over the ring
+OPTIONS = ("paragon_statistical_as_written",)  # §3.2's ring with one point per hashed score (the default spreads ties)
 MATRICES = ("sc", "tolerated", "caused")
 GROW_EPOCHS = 10  # SGD epochs of each re-decomposition of a grown matrix (it starts at the SVD of R; docs/paragon.md)
 
@@ -65,12 +65,14 @@ def models(w: groundtruth.World, offline: int, rng: np.random.Generator) -> Trai
 
 
 def classify_workloads(trained: Trained, truth: groundtruth.Truth, rng: np.random.Generator, batch: int,
-                       grow_every: int = 0, grown: tuple[str, ...] = MATRICES) -> Classified:
+                       grow_every: int = 0, grown: tuple[str, ...] = MATRICES, grow_solver: str = "sgd") -> Classified:
     """Classify arrivals in batches of `batch` from their two-SC and two-SoI profiles only. With `grow_every` > 0 the
     profiled rows of the arrivals so far are added to the `grown` matrices, decomposed again every `grow_every`
-    arrivals (§2.2), before the next batch is classified."""
+    arrivals (§2.2) by `grow_solver` (classify.SOLVERS), before the next batch is classified."""
     if set(grown) - set(MATRICES):
         raise ValueError(f"grown: unknown matrices {sorted(set(grown) - set(MATRICES))}, expected some of {', '.join(MATRICES)}")
+    if grow_solver not in classify.SOLVERS:
+        raise ValueError(f"grow_solver: unknown {grow_solver!r}, expected one of {', '.join(classify.SOLVERS)}")
     seen = groundtruth.profile(truth, rng, sc_cols=trained.profile_scs)
     profiles = (seen.sc, seen.tolerated, seen.caused)
     models = [trained.sc, trained.tolerated, trained.caused]
@@ -78,7 +80,8 @@ def classify_workloads(trained: Trained, truth: groundtruth.Truth, rng: np.rando
     times = []
     for lo in range(0, truth.cores.size, batch):
         if grow_every and lo and lo // grow_every > (lo - batch) // grow_every:
-            models = [classify.grow(m, dense, classify.Sparse(cols=k.cols[:lo], values=k.values[:lo]), epochs=GROW_EPOCHS)
+            models = [classify.grow(m, dense, classify.Sparse(cols=k.cols[:lo], values=k.values[:lo]), epochs=GROW_EPOCHS,
+                                    solver=grow_solver)
                       if name in grown else m for name, m, dense, k in zip(MATRICES, models, trained.offline, profiles)]
         part = slice(lo, lo + batch)
         start = time.perf_counter()
@@ -199,8 +202,8 @@ def choose(servers: Servers, job: Job, scheduler: str, rng: np.random.Generator)
         return random_server(servers, job, rng)
     if scheduler == "paragon_statistical":
         return statistical(servers, job)
-    if scheduler == "paragon_statistical_spread_ties":
-        return statistical(servers, job, spread_ties=True)
+    if scheduler == "paragon_statistical_as_written":
+        return statistical(servers, job, spread_ties=False)
     raise ValueError(f"scheduler: unknown {scheduler!r}, expected one of {', '.join(SCHEDULERS + OPTIONS)}")
 
 

@@ -128,3 +128,45 @@ def test_rows_added_back_improve_a_matrix_of_few_offline_rows() -> None:
     grown = c.grow(model, offline, online, epochs=10)
     assert np.abs(c.classify(grown, known) - new).mean() < 0.75 * before
 
+
+
+def als_objective(centred: np.ndarray, known: np.ndarray, q: np.ndarray, p: np.ndarray, lam: float) -> float:
+    err = (centred - q @ p.T) * known
+    return float(np.sum(err**2) + lam * (known.sum(axis=1) @ np.sum(q**2, axis=1) + known.sum(axis=0) @ np.sum(p[:, :-1] ** 2, axis=1)))
+
+
+def test_als_wr_descends_its_weighted_lambda_objective_to_a_column_optimum() -> None:
+    rng = np.random.default_rng(0)
+    centred = low_rank(30, rng) + rng.normal(0, 0.1, (30, 8))
+    known = rng.random((30, 8)) < 0.5
+    q, p = rng.normal(0, 1, (30, 2)), np.hstack([rng.normal(0, 1, (8, 1)), np.ones((8, 1))])
+    lam, values = 0.3, []
+    for _ in range(5):
+        c.als_wr(centred, known, q, p, lam, 1)
+        values.append(als_objective(centred, known, q, p, lam))
+    assert all(b <= a + 1e-9 for a, b in zip(values, values[1:]))
+    k = known.astype(float)
+    for i in range(8):  # the last step solved each column exactly: its gradient is zero, lambda times its entry count
+        resid = (centred[:, i] - q[:, 1] - q[:, 0] * p[i, 0]) * k[:, i]
+        assert abs(-resid @ q[:, 0] + lam * k[:, i].sum() * p[i, 0]) < 1e-8
+    np.testing.assert_array_equal(p[:, 1], 1.0)  # the row level's factor is not learned
+
+
+def test_an_unknown_solver_is_named() -> None:
+    with pytest.raises(ValueError, match="solver: unknown 'als'"):
+        c.decompose(np.eye(3), np.ones((3, 3), dtype=bool), 0.01, 0.01, 0.9, 1, 0, solver="als")
+
+
+def test_growth_by_als_wr_keeps_the_fixed_profiled_columns() -> None:
+    rng = np.random.default_rng(0)
+    noisy = lambda n: low_rank(n, rng) + rng.normal(0, 0.05, (n, 8))  # noqa: E731
+    offline = noisy(20)
+    model = c.train(offline, lam=0.01, epochs=10)
+    rows = noisy(400)
+    cols = np.tile([0, 7], (400, 1))  # every arrival profiled on the same two columns (the benchmark's fixed pair)
+    online = c.Sparse(cols=cols, values=np.take_along_axis(rows, cols, axis=1))
+    new = noisy(200)
+    known = c.Sparse(cols=cols[:200], values=np.take_along_axis(new, cols[:200], axis=1))
+    static = np.abs(c.classify(model, known) - new).mean()
+    als = np.abs(c.classify(c.grow(model, offline, online, epochs=10, solver="als_wr"), known) - new).mean()
+    assert als < 1.1 * static

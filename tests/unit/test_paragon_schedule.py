@@ -154,5 +154,16 @@ def test_spread_ties_give_each_server_of_one_hashed_score_its_own_point() -> Non
         servers.place(u, u, 1, np.full(3, 0.2 + u / 2000), np.zeros(3))
     new = job(best=0, tolerated=[1.0] * 3, caused=[0.2, 0.5, 0.7])
     empty = servers.used == 0
-    assert empty[s.sample(servers, new, 64)].mean() < 0.1  # §3.2's ring: the empty servers are one point
+    assert empty[s.sample(servers, new, 64, spread_ties=False)].mean() < 0.1  # §3.2's ring: the empty servers are one point
     assert 0.3 < empty[s.sample(servers, new, 64, spread_ties=True)].mean() < 0.7
+
+
+def test_the_statistical_sampler_spreads_ties_by_default() -> None:
+    servers = cluster(list(range(10)) * 100)
+    for u in range(0, 1000, 2):
+        servers.place(u, u, 1, np.full(3, 0.2 + u / 2000), np.zeros(3))
+    new = job(best=0, tolerated=[1.0] * 3, caused=[0.2, 0.5, 0.7])
+    np.testing.assert_array_equal(s.sample(servers, new, 64), s.sample(servers, new, 64, spread_ties=True))
+    assert set(s.sample(servers, new, 64)) != set(s.sample(servers, new, 64, spread_ties=False))
+    ten = job(best=0, tolerated=[1.0] * 3, caused=[0.2, 0.5, 0.7], n_sc=10)
+    assert s.statistical(servers, ten) in set(s.sample(servers, ten, 64, spread_ties=True))

@@ -9,6 +9,7 @@ import pytest
 
 from corral_yarn.paragon import groundtruth as g
 from corral_yarn.paragon import simulate as sim
+from corral_yarn.paragon.schedule import Servers, statistical
 
 
 def truth(n: int, seed: int = 0) -> g.Truth:
@@ -152,3 +153,46 @@ def test_accuracy_by_arrival_windows_and_the_tolerated_rule_is_validated() -> No
     assert list(by) == [0, 1000, 2000] and by[2000]["best_sc"] == 1.0 and by[0]["interference_err"] == 0.0
     with pytest.raises(ValueError, match="tolerated_rule: unknown 'max'"):
         sim.run(t, jobs, "low", "paragon", seed=0, tolerated_rule="max")
+
+
+def test_an_unknown_ground_truth_is_named() -> None:
+    with pytest.raises(ValueError, match="truth: unknown 'smooth'"):
+        g.world(0, truth="smooth")
+
+
+def test_the_classes_truth_meets_table1_as_a_ceiling_where_the_frontier_cannot() -> None:
+    classes = g.heterogeneity_facts(g.world(0, truth="classes"), g.SERVER_CONFIGS, 4000, np.random.default_rng(7))
+    frontier = g.heterogeneity_facts(g.world(0, truth="frontier"), g.SERVER_CONFIGS, 4000, np.random.default_rng(7))
+    assert classes["ceiling_best_sc"] >= 0.86 and classes["ceiling_within_5pct"] >= 0.91  # Table 1, noise 0.03
+    assert frontier["ceiling_best_sc"] < 0.86
+    assert abs(classes["oblivious_performance_mean"] - frontier["oblivious_performance_mean"]) < 0.03  # Fig. 1's spread
+
+
+def test_in_the_classes_truth_each_sc_is_best_for_about_its_share_of_the_cores() -> None:
+    w = g.world(0, truth="classes")
+    t = g.jobs(w, 6000, np.random.default_rng(1))
+    best = np.bincount((t.expected / t.fit).argmax(axis=1), minlength=w.share.size) / 6000
+    np.testing.assert_allclose(best, w.share, atol=0.03)
+    assert g.sweet_spots(14).shape == (14, 3)
+    np.testing.assert_allclose(np.linalg.norm(g.sweet_spots(14), axis=1), 1.0)
+
+
+def test_growth_by_an_unknown_solver_is_named() -> None:
+    w = g.world(0)
+    rng = np.random.default_rng(1)
+    trained = sim.models(w, 20, rng)
+    with pytest.raises(ValueError, match="grow_solver: unknown 'als'"):
+        sim.classify_workloads(trained, g.jobs(w, 20, rng), rng, 10, grow_every=10, grow_solver="als")
+
+
+def test_the_statistical_scheduler_spreads_ties_and_the_ring_as_written_stays_selectable() -> None:
+    t = truth(40)
+    jobs = sim.exact_jobs(t)
+    sc, cores, cap = g.servers()
+    servers = Servers(sc=sc, cores=cores, capacity=cap, n_soi=t.caused.shape[1])
+    for j in range(30):  # some servers loaded, most empty (one hashed score on the ring as written)
+        servers.place(j * 31, j, jobs[j].cores, jobs[j].tolerated, jobs[j].caused)
+    rng = np.random.default_rng(0)
+    for j in range(30, 40):
+        assert sim.choose(servers, jobs[j], "paragon_statistical", rng) == statistical(servers, jobs[j], spread_ties=True)
+        assert sim.choose(servers, jobs[j], "paragon_statistical_as_written", rng) == statistical(servers, jobs[j], spread_ties=False)
