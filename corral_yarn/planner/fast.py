@@ -8,7 +8,8 @@ Exact shortcuts (docs/planner.md):
    prefix of the prioritization order that its change did not touch.
 4. A candidate is skipped when it provably cannot beat the best so far: a safe lower bound
    (``provisioning.lower_bounds``), or a prefix of its prioritization that already dooms it.
-Only the winner is prioritized with rack identities, by the reference's own code.
+Only the winner is prioritized with rack identities, by the reference's own code (with slot-aware sharing,
+every candidate is prioritized with rack identities by ``slots.RackSlots``, and the winner's placements are kept).
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from __future__ import annotations
 import copy
 import math
 from bisect import bisect_left, bisect_right, insort
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from itertools import accumulate
 from operator import mul
 
@@ -29,8 +32,7 @@ from corral_yarn.planner.provisioning import SAFETY, CandidateBounds, lower_boun
 from corral_yarn.planner import reference
 from corral_yarn.planner.reference import prioritize
 from corral_yarn.planner.schedule import Key, Order, Scenario, Schedule, SlotDemand, effective_arrival, key_parts, objective, sort_key
-from corral_yarn.planner.slots import RackSlots
-from corral_yarn.planner.slots import prioritize as prioritize_slots
+from corral_yarn.planner.slots import RackSlots, schedule
 
 FULL_WIDTH_JOBS = 64  # at most this many later full-width jobs in an online give-up test
 BLOCKING_FULL_WIDTH_JOBS = 4  # with sharing, at most this many of them counted per position (jobs they block)
@@ -278,11 +280,13 @@ class SlotPrioritization(IncrementalPrioritization):
         self.per_need_updates = 0  # since it was last summed afresh (its rounding grows with them)
         self.arrival_at = np.array(self.arrival_by_position)
         self.by_position: tuple[NDArray[np.int64], NDArray[np.bool_]] | None = None  # ``_by_position``, for the order as sorted
+        self.booked: list[tuple[float, NDArray[np.int64]]] = [(0.0, NO_RACKS)] * len(self.count)  # (T_j, R_j) by position
 
     def copy(self) -> SlotPrioritization:
         other = super().copy()
         assert isinstance(other, SlotPrioritization)
         other.need, other.rack_time, other.per_need = self.need.copy(), self.rack_time.copy(), (self.per_need[0].copy(), self.per_need[1].copy())
+        other.booked = self.booked.copy()
         return other
 
     def widen(self, steps: Steps, lo: int, hi: int) -> None:
@@ -399,6 +403,11 @@ class SlotPrioritization(IncrementalPrioritization):
         limit = best * n_jobs + margin
         return -math.inf if prefix.completion_sum > limit else limit - prefix.completion_sum - waiting + prefix.duration_sum
 
+    def placed(self, scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64]) -> Callable[[], Schedule]:
+        """The Schedule of the candidate last prioritized to the end, as ``slots.prioritize`` gives it, built on call:
+        the positions before the prefix state it resumed from were booked by the candidate that saved it, the same jobs on the same racks."""
+        return partial(schedule, scenario, latency, arrival, np.array(self.count), [key[3] for key in self.order], self.booked.copy())
+
     def shortest_dooming_prefix(self, limit: float, j: int) -> Prefix | None:
         """Batch: the shortest checkpointed prefix after which job j, placed later, finishes at or after
         ``limit`` whatever comes between (or None). Reservations only accumulate and L_i only grows, so j
@@ -428,13 +437,14 @@ class SlotPrioritization(IncrementalPrioritization):
         racks = RackSlots(self.n_racks, self.capacity, snapshot)  # type: ignore[arg-type]
         max_finish, total, durations, area = prefix.max_finish, prefix.completion_sum, prefix.duration_sum, prefix.area
         order, completion, count, duration_of, demand, uplink = self.order, self.completion, self.count, self.duration, self.demand, self.slots.uplink
+        booked = self.booked
         later_rack, later_slot = self._later(prefix.jobs) if not self.online else (None, None)
         for position in range(prefix.jobs, n_jobs):
             arrival, _, _, j = order[position]
             width, duration = count[j], duration_of[j]
             need = int(demand[j, width - 1])
-            start, _ = racks.place(arrival, need, width, duration, uplink(j, width))
-            finish = start + duration
+            booked[position] = placed = racks.place(arrival, need, width, duration, uplink(j, width))
+            finish = placed[0] + duration
             completion[position] = done = finish - arrival
             total += done
             durations += duration
@@ -445,7 +455,7 @@ class SlotPrioritization(IncrementalPrioritization):
             if finish > max_finish:
                 max_finish = finish
             jobs = position + 1
-            if max_finish >= max_finish_limit or total > completion_limit or jobs % every == 0:
+            if max_finish >= max_finish_limit or total > completion_limit or (jobs % every == 0 and (self.online or jobs % _test_spacing(jobs, every) == 0)):
                 if max_finish >= max_finish_limit and (shorter := self.shortest_dooming_prefix(best, j)) is not None:
                     self.given_up, self.doomed_from, self.witness = shorter, -math.inf, j  # j is late after a shorter prefix
                     return None
@@ -458,6 +468,14 @@ class SlotPrioritization(IncrementalPrioritization):
                 if jobs % saved_every == 0:
                     self.checkpoints.append((prefix, racks.snapshot()))  # type: ignore[arg-type]
         return math.fsum(completion) / n_jobs if self.online else max_finish
+
+
+def _test_spacing(jobs: int, every: int) -> int:
+    """Batch with sharing: the jobs between give-up tests (each saving the prefix state) around position ``jobs``:
+    ``every`` over the first DENSE_TESTS tests, then doubling as ``jobs`` doubles (1/16 to 1/32 of the jobs placed
+    with 16). A candidate prioritized to the end is tested O(DENSE_TESTS log J) times instead of J / every, and one
+    that fails deep places at most 1/DENSE_TESTS more jobs than with a test every ``every``."""
+    return every << max(0, (jobs // (every * DENSE_TESTS)).bit_length() - 1)
 
 
 def _at_least(per_level: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -483,12 +501,25 @@ SLOT_CHECKPOINT_EVERY: dict[Scenario, int] = {"batch": 4, "online": 4}
 # batch with sharing: the room-by-free-slots test (``crowded``) at every give-up test over the first 64 jobs, where
 # losing candidates fail, then at every 8th (it costs some 10 numpy calls; candidates that win pass all of them)
 CROWDED_TESTS_DENSE, CROWDED_TESTS_SPARSE = 64, 8
+DENSE_TESTS = 16  # batch with sharing: give-up tests every checkpoint_every jobs at first, then sparser (``_test_spacing``)
 PER_NEED_UPDATES = 4096  # widenings between fresh sums of the later jobs' time per demand: rounding stays far below SAFETY
 ONLINE_TESTS_PER_SNAPSHOT = 4  # online with sharing, the prefix state is saved at every 4th give-up test only
 
 
 WALK_STEPS = 1024  # a gallop's probe starts from a copy of a prioritized candidate at most this many steps before it
 PROBES = 4  # candidates with the lowest objective bounds evaluated first, for a good incumbent
+NO_RACKS = np.zeros(0, dtype=np.int64)
+
+
+def _lowest(bound: NDArray[np.float64], count: int) -> list[int]:
+    """The ``count`` candidates of least (bound, k), in that order: one argmin each (a partition was slow on
+    the hundreds of thousands of equal bounds of slots mode, 0.13 s at 2,000 x 400)."""
+    rest, lowest = bound.copy(), []
+    for _ in range(min(count, bound.size)):
+        k = int(rest.argmin())  # the first of equal bounds: the lowest k
+        lowest.append(k)
+        rest[k] = math.inf
+    return lowest
 
 
 def _gallop(k: int, candidates: int) -> list[int]:
@@ -547,7 +578,8 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
     """Same contract and answer as ``reference.plan``: the first candidate with the best objective.
 
     With ``slots`` (slot-aware sharing) the same sweep prioritizes candidates over every rack's
-    reservations (``SlotPrioritization``), and the winner with ``slots.prioritize``.
+    reservations (``SlotPrioritization``), with rack identities: the winner's Schedule is the one its
+    prioritization placed (``slots.prioritize`` step by step).
 
     A few candidates with the lowest bounds are prioritized first, for a good incumbent; then every
     candidate is visited in provisioning order, skipping those that provably cannot beat it.
@@ -568,6 +600,14 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
         return SlotPrioritization(scenario, latency, arrival, counts, every, order, slots)
 
     effective = effective_arrival(scenario, arrival)
+    won: list[Callable[[], Schedule]] = []  # with sharing: the winner's Schedule as its prioritization placed it
+
+    def consider(run: IncrementalPrioritization, k: int, best: float, winner: int) -> tuple[float, int]:
+        """``_consider``; with sharing a new winner's placements are kept, so it is not prioritized again at the end."""
+        new_best, new_winner = _consider(run, k, bounds, best, winner)
+        if new_winner != winner and isinstance(run, SlotPrioritization):
+            won[:] = [run.placed(scenario, latency, arrival)]
+        return new_best, new_winner
 
     def probe(k: int, best: float, winner: int, states: dict[int, IncrementalPrioritization] | None = None) -> tuple[float, int]:
         """``_consider`` candidate k; with ``states`` (candidate -> its prioritization, never changed) k starts from
@@ -578,14 +618,13 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
         else:
             run = states[near].copy()  # type: ignore[index]
             run.widen(Steps.of(order, latency, effective, prov.widened[near:k], prov.new_count[near:k]), 0, k - near)
-        best, winner = _consider(run, k, bounds, best, winner)
+        best, winner = consider(run, k, best, winner)
         if states is not None and winner == k:
             states[k] = run
         return best, winner
 
-    def gallop(best: float, winner: int, source: IncrementalPrioritization | None = None, farthest_first: bool = False) -> tuple[float, int]:
-        origin = winner
-        states = None if source is None else {origin: source}
+    def gallop(best: float, winner: int, origin: int, source: IncrementalPrioritization | None = None, farthest_first: bool = False) -> tuple[float, int]:
+        states = {} if source is None else {origin: source}
         ahead = _gallop(origin, prov.candidates)
         for k in reversed(ahead) if farthest_first else ahead:
             best, winner = probe(k, best, winner, states)
@@ -597,13 +636,15 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
         return best, winner
 
     best, winner = math.inf, prov.candidates
-    if slots is not None:  # candidate 0 and its gallop first: the lowest bounds are far off (docs/planner.md)
-        best, winner = gallop(*probe(0, best, winner), farthest_first=True)
-    lowest = np.argpartition(bounds.objective, PROBES - 1)[:PROBES] if prov.candidates > PROBES else np.arange(prov.candidates)
-    for k in sorted(lowest.tolist(), key=lambda k: (bounds.objective[k], k)):
+    if slots is not None:  # candidate 0's gallop first: the lowest bounds are far off (docs/planner.md)
+        # its probes need only beat candidate 0's bound (its objective is at least that); candidate 0 is looked at first only if none does
+        best, winner = gallop(float(bounds.objective[0]), winner, 0, farthest_first=True)
+        if winner == prov.candidates:
+            best, winner = gallop(*probe(0, math.inf, winner), 0, farthest_first=True)
+    for k in _lowest(bounds.objective, PROBES):
         best, winner = probe(k, best, winner)
     run = prioritization(prov.counts(0, n_jobs))
-    best, winner = _consider(run, 0, bounds, best, winner)
+    best, winner = consider(run, 0, best, winner)
     for first in range(1, prov.candidates, steps_per_chunk):  # chunks bound the memory of the step arrays
         last = min(first + steps_per_chunk, prov.candidates)  # candidates first .. last-1, made by steps first-1 .. last-2
         steps = Steps.of(order, latency, effective, prov.widened[first - 1 : last - 1], prov.new_count[first - 1 : last - 1])
@@ -612,16 +653,13 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
         while (i := _next_candidate(run, steps, objective_bound, work, applied, first, best, winner)) < last - first:
             run.widen(steps, applied, i + 1)
             applied = i + 1
-            best, winner = _consider(run, first + i, bounds, best, winner)
+            best, winner = consider(run, first + i, best, winner)
             if slots is not None and winner == first + i:  # the sweep found a better candidate: gallop ahead of it too
-                best, winner = gallop(best, winner, run)
+                best, winner = gallop(best, winner, winner, run)
         run.widen(steps, applied, last - first)
-    counts = prov.counts(winner, n_jobs)
     if slots is None:
-        return prioritize(scenario, latency, arrival, counts, order)
-    duration = latency[np.arange(n_jobs), counts - 1]
-    jobs_in_order = reference.prioritization_order(order, counts, duration, effective)
-    return prioritize_slots(scenario, latency, arrival, counts, jobs_in_order, slots)
+        return prioritize(scenario, latency, arrival, prov.counts(winner, n_jobs), order)
+    return won[-1]()
 
 
 def plan_network(scenario: Scenario, network: RackChoice, arrival: NDArray[np.float64], order: Order, slots: SlotDemand | None = None) -> Schedule:
@@ -643,8 +681,7 @@ def plan_network(scenario: Scenario, network: RackChoice, arrival: NDArray[np.fl
             if value is not None and value < limit:
                 best, winner = value, k
 
-    lowest = np.argpartition(bounds.objective, PROBES - 1)[:PROBES] if prov.candidates > PROBES else np.arange(prov.candidates)
-    for k in sorted(lowest.tolist(), key=lambda k: (bounds.objective[k], k)):
+    for k in _lowest(bounds.objective, PROBES):
         consider(k, prov.counts(k, n_jobs))
     counts = np.ones(n_jobs, dtype=np.int64)
     consider(0, counts)

@@ -13,7 +13,9 @@ free by A, T = A on them without computing e_i (``RackSlots._idle``).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -140,25 +142,24 @@ class RackSlots:
         return copy
 
     def _book_row(self, row: int, start: float, end: float, need: int) -> None:
-        """``_book`` for one row: its reservations over by ``start`` leave, the new one goes in after those ending by ``end``."""
-        ends, slots = self.ends[row], self.slots[row]
-        done = int(np.searchsorted(ends, start, side="right"))
-        booked = int(np.count_nonzero(slots))
-        if booked - done + 1 >= ends.shape[0]:  # keep a padding column
-            self._widen(booked - done + 2)
-            ends, slots = self.ends[row], self.slots[row]
+        """``_book`` for one row, on Python lists (its few running reservations): those over by ``start`` leave,
+        the new one goes in after those ending by ``end``."""
+        booked = int(np.count_nonzero(self.slots[row]))
+        ends, slots = self.ends[row, :booked].tolist(), self.slots[row, :booked].tolist()
         if end > start:  # a job of no duration holds no slot after its start
-            at = int(np.searchsorted(ends, end, side="right"))
-            kept_ends = np.concatenate((ends[done:at], (end,), ends[at:booked]))
-            kept_slots = np.concatenate((slots[done:at], (need,), slots[at:booked]))
-        else:
-            kept_ends, kept_slots = ends[done:booked].copy(), slots[done:booked].copy()
-        running = kept_ends.size
-        ends[:running], ends[running:] = kept_ends, np.inf
-        slots[:running], slots[running:] = kept_slots, 0
-        held = int(kept_slots.sum())
+            at = bisect_right(ends, end)
+            ends.insert(at, end)
+            slots.insert(at, need)
+        done = bisect_right(ends, start)
+        del ends[:done], slots[:done]
+        running = len(ends)
+        if running >= self.ends.shape[1]:  # keep a padding column
+            self._widen(running + 1)
+        held = sum(slots)
+        self.ends[row, :running], self.ends[row, running:] = ends, np.inf
+        self.slots[row, :running], self.slots[row, running:] = slots, 0
+        self.held_after[row, :running], self.held_after[row, running:] = [held - s for s in accumulate(slots)], 0
         self.held[row] = held
-        self.held_after[row] = held - np.cumsum(slots)
         self.free_at[row] = end if self.last_start[row] == -np.inf else max(float(self.free_at[row]), end)
         self.last_start[row] = start
 
@@ -305,11 +306,20 @@ def prioritize(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArra
     duration = latency[np.arange(n_jobs), counts - 1]
     effective = effective_arrival(scenario, arrival)
     racks = RackSlots(n_racks, slots.capacity)
-    start = np.zeros(n_jobs)
-    rack_sets: list[tuple[int, ...]] = [()] * n_jobs
+    booked = []
     for j in order:
         width = int(counts[j])
-        start[j], chosen = racks.place(float(effective[j]), int(slots.demand[j, width - 1]), width, float(duration[j]), slots.uplink(j, width))
-        rack_sets[j] = tuple(sorted(chosen.tolist()))
-    return Schedule(counts.copy(), tuple(rack_sets), start, tuple(order), objective(scenario, start + duration, effective))
+        booked.append(racks.place(float(effective[j]), int(slots.demand[j, width - 1]), width, float(duration[j]), slots.uplink(j, width)))
+    return schedule(scenario, latency, arrival, counts, order, booked)
 
+
+def schedule(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64], counts: NDArray[np.int64], order: list[int],
+             booked: list[tuple[float, NDArray[np.int64]]]) -> Schedule:
+    """The Schedule of the jobs placed in ``order``: job order[p] started at T_j on racks R_j, booked[p] = (T_j, R_j)."""
+    n_jobs = latency.shape[0]
+    start = np.zeros(n_jobs)
+    rack_sets: list[tuple[int, ...]] = [()] * n_jobs
+    for j, (start[j], chosen) in zip(order, booked):
+        rack_sets[j] = tuple(sorted(chosen.tolist()))
+    finish = start + latency[np.arange(n_jobs), counts - 1]
+    return Schedule(counts.copy(), tuple(rack_sets), start, tuple(order), objective(scenario, finish, effective_arrival(scenario, arrival)))

@@ -17,7 +17,7 @@ from corral_yarn.model import default_alpha, latency_table
 from corral_yarn.planner import fast, reference, slots
 from corral_yarn.planner.build import slot_demand
 from corral_yarn.planner.provisioning import provisioning
-from corral_yarn.planner.schedule import ORDERS, SCENARIOS, Order, Scenario, SlotDemand
+from corral_yarn.planner.schedule import ORDERS, SCENARIOS, Order, Scenario, SlotDemand, effective_arrival
 from corral_yarn.workloads import example_cluster, w1_like
 
 
@@ -109,6 +109,18 @@ def test_fast_equals_reference_with_slot_sharing_resuming_from_checkpoints(insta
     assert_same(scenario, latency, arrival, order, data.draw(slot_demands(latency.shape)), checkpoint_every=every, steps_per_chunk=chunk)
 
 
+@settings(max_examples=150, deadline=None)
+@given(instances(max_jobs=10, max_racks=4), st.sampled_from(SCENARIOS), st.sampled_from(ORDERS), st.integers(1, 3), st.data())
+def test_fast_equals_reference_with_slot_sharing_and_sparse_give_up_tests(instance: Instance, scenario: Scenario, order: Order, every: int,
+                                                                        data: st.DataObject) -> None:
+    # batch tests and saves prefix states ever more sparsely deep in the order (fast._test_spacing); here from the first test on
+    latency, arrival = instance
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fast, "DENSE_TESTS", 1)
+        assert [fast._test_spacing(jobs, 1) for jobs in range(1, 9)] == [1, 2, 2, 4, 4, 4, 4, 8]
+        assert_same(scenario, latency, arrival, order, data.draw(slot_demands(latency.shape)), checkpoint_every=every)
+
+
 @settings(max_examples=200, deadline=None)
 @given(instances(max_jobs=10, max_racks=5), st.sampled_from(SCENARIOS), st.data())
 def test_slot_prioritization_is_the_reference_one(instance: Instance, scenario: Scenario, data: st.DataObject) -> None:
@@ -147,6 +159,32 @@ def test_whole_rack_demand_is_the_whole_rack_fast_planner(instance: Instance, sc
     latency, arrival = instance
     full = SlotDemand(np.full(latency.shape, 5, dtype=np.int64), 5)
     assert fast.plan(scenario, latency, arrival, order, slots=full).same_as(fast.plan(scenario, latency, arrival, order))
+
+
+@settings(max_examples=150, deadline=None)
+@given(instances(max_jobs=10, max_racks=4), st.sampled_from(SCENARIOS), st.sampled_from(ORDERS), st.data())
+def test_slot_candidates_walked_from_one_state_keep_their_own_placements(instance: Instance, scenario: Scenario, order: Order, data: st.DataObject) -> None:
+    # the fast planner returns the winner as its prioritization placed it: copies walked from one state (gallop
+    # probes) and that state walked on (the sweep) must each place their candidate as slots.prioritize does
+    latency, arrival = instance
+    n_jobs = latency.shape[0]
+    sharing = data.draw(slot_demands(latency.shape))
+    prov = provisioning(latency)
+    source_k = data.draw(st.integers(0, prov.candidates - 1))
+    targets = data.draw(st.lists(st.integers(source_k, prov.candidates - 1), min_size=1, max_size=4))
+    effective = effective_arrival(scenario, arrival)
+    source = fast.SlotPrioritization(scenario, latency, arrival, prov.counts(source_k, n_jobs), 1, order, sharing)
+
+    def walk(run: fast.SlotPrioritization, at: int, k: int) -> None:
+        run.widen(fast.Steps.of(order, latency, effective, prov.widened[at:k], prov.new_count[at:k]), 0, k - at)
+        assert run.objective(math.inf, 0.0) is not None
+        expected = reference.prioritize(scenario, latency, arrival, prov.counts(k, n_jobs), order, sharing)
+        assert run.placed(scenario, latency, arrival)().same_as(expected), (k, source_k, targets)
+
+    walk(source, source_k, source_k)
+    for k in targets:
+        walk(source.copy(), source_k, k)
+    walk(source, source_k, targets[-1])
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
