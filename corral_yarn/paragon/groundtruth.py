@@ -48,7 +48,7 @@ STRENGTH = np.array([1.0, 0.4])  # the first similarity concept dominates, the s
 UNSATURATED = ("network", "storage")  # §3.4: tolerated "in most cases very high" on these SoIs
 UNSATURATED_LOGIT = 3.0
 SOI_NOISE = 0.09  # per-entry noise of the SoI logits  # tolerated about 0.95, caused about 0.05
-TRUTHS = ("classes", "frontier")  # heterogeneity models, the default first (module docstring); docs/paragon.md "The model"
+TRUTHS = ("frontier", "classes")  # heterogeneity models, the default first (module docstring); docs/paragon.md "The model"
 # "classes" (docs/paragon.md): 3 = the fewest characteristics in which 14 SCs can each be the clear best of their class at
 # Fig. 1's spread (1 and 2 give a ceiling below Table 1); the spread gives the frontier's heterogeneity-oblivious loss
 # (Fig. 1: 22 %); the scatter is the largest (0.05 steps) keeping the ceiling at or above Table 1 (0.86 / 0.91, noise 0.03)
@@ -81,7 +81,7 @@ class World:
     cause_load: np.ndarray
     cause_bias: np.ndarray
     noise: float  # per-entry noise of a job's log speed: what no latent factor explains
-    truth: str = "classes"  # the heterogeneity model (TRUTHS)
+    truth: str = "frontier"  # the heterogeneity model (TRUTHS)
     share: np.ndarray | None = None  # each SC's share of the cluster's cores (classes: the share of jobs of its class)
 
 
