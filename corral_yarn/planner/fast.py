@@ -405,7 +405,8 @@ class SlotPrioritization(IncrementalPrioritization):
 
     def placed(self, scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.float64]) -> Callable[[], Schedule]:
         """The Schedule of the candidate last prioritized to the end, as ``slots.prioritize`` gives it, built on call:
-        the positions before the prefix state it resumed from were booked by the candidate that saved it, the same jobs on the same racks."""
+        the positions before the prefix state it resumed from were booked by the candidate that saved it, the same jobs on the same racks
+        (docs/planner.md "The winner as it was placed")."""
         return partial(schedule, scenario, latency, arrival, np.array(self.count), [key[3] for key in self.order], self.booked.copy())
 
     def shortest_dooming_prefix(self, limit: float, j: int) -> Prefix | None:
@@ -474,7 +475,8 @@ def _test_spacing(jobs: int, every: int) -> int:
     """Batch with sharing: the jobs between give-up tests (each saving the prefix state) around position ``jobs``:
     ``every`` over the first DENSE_TESTS tests, then doubling as ``jobs`` doubles (1/16 to 1/32 of the jobs placed
     with 16). A candidate prioritized to the end is tested O(DENSE_TESTS log J) times instead of J / every, and one
-    that fails deep places at most 1/DENSE_TESTS more jobs than with a test every ``every``."""
+    that fails deep places at most 1/DENSE_TESTS more jobs than with a test every ``every``. Any subset of tests is
+    exact (docs/planner.md "Sparser tests deep in the batch order")."""
     return every << max(0, (jobs // (every * DENSE_TESTS)).bit_length() - 1)
 
 
@@ -638,6 +640,7 @@ def plan(scenario: Scenario, latency: NDArray[np.float64], arrival: NDArray[np.f
     best, winner = math.inf, prov.candidates
     if slots is not None:  # candidate 0's gallop first: the lowest bounds are far off (docs/planner.md)
         # its probes need only beat candidate 0's bound (its objective is at least that); candidate 0 is looked at first only if none does
+        # (a look against any limit is exact: docs/planner.md "Candidate 0's gallop against candidate 0's bound")
         best, winner = gallop(float(bounds.objective[0]), winner, 0, farthest_first=True)
         if winner == prov.candidates:
             best, winner = gallop(*probe(0, math.inf, winner), 0, farthest_first=True)
