@@ -36,9 +36,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Corral uploads a job's input through a DataNode of one of the job's racks R_j, so "the
  * writer's rack" is the rack the planner chose. Within that rack the first replica goes to the
- * less loaded (active transfers + blocks scheduled) of two good nodes drawn at random (the power of
- * two choices), not always the writer itself, so one uploader does not fill one disk and busy
- * nodes get fewer blocks. A decision costs O(1) node checks in the common case, O(nodes of a
+ * less loaded (active transfers + blocks scheduled, as of its last heartbeat, plus the blocks this
+ * policy placed on it since) of two good nodes drawn at random (the power of two choices), not always
+ * the writer itself, so one uploader does not fill one disk and busy nodes get fewer blocks. Counting
+ * the placements since the heartbeat keeps a whole upload, often shorter than one heartbeat
+ * interval, from herding onto the node whose last figures happened to be lower. A decision costs O(1) node checks in the common case, O(nodes of a
  * rack) only when a rack's drawn nodes are refused, and never a scan of the cluster (rack usage is
  * cached per DataNode heartbeat interval). When the writer is not a
  * DataNode, and for any replica this policy cannot place, the behaviour of
@@ -53,6 +55,9 @@ public class CorralBlockPlacementPolicy extends BlockPlacementPolicyDefault {
   private static final Logger LOG = LoggerFactory.getLogger(CorralBlockPlacementPolicy.class);
 
   private volatile RackUsage usage;
+
+  /** Per DataNode: the heartbeat its load figures are from, and the blocks placed on it since. */
+  private final Map<DatanodeDescriptor, long[]> placedSinceHeartbeat = new ConcurrentHashMap<>();
 
   @Override
   protected Node chooseTargetInOrder(int numOfReplicas, Node writer, Set<Node> excludedNodes,
@@ -138,7 +143,7 @@ public class CorralBlockPlacementPolicy extends BlockPlacementPolicyDefault {
       long blocksize, int maxNodesPerRack, List<DatanodeStorageInfo> results,
       boolean avoidStaleNodes, EnumMap<StorageType, Integer> storageTypes) {
     List<DatanodeDescriptor> drawn = drawFrom(rack, draws, excludedNodes);
-    drawn.sort(Comparator.comparingInt(CorralBlockPlacementPolicy::load));
+    drawn.sort(Comparator.comparingLong(this::load));
     DatanodeStorageInfo chosen = tryInOrder(drawn, excludedNodes, blocksize, maxNodesPerRack,
         results, avoidStaleNodes, storageTypes);
     if (chosen != null) {
@@ -167,6 +172,7 @@ public class CorralBlockPlacementPolicy extends BlockPlacementPolicyDefault {
         DatanodeStorageInfo storage = chooseRandom(NodeBase.getPath(candidate), excludedNodes,
             blocksize, maxNodesPerRack, results, avoidStaleNodes, storageTypes);
         addToExcludedNodes(candidate, excludedNodes);
+        placedOn(candidate);
         return storage;
       } catch (NotEnoughReplicasException e) {
         excludedNodes.add(candidate);
@@ -194,9 +200,18 @@ public class CorralBlockPlacementPolicy extends BlockPlacementPolicyDefault {
     return drawn;
   }
 
-  /** Active transfers plus blocks scheduled: how busy a DataNode is right now. */
-  private static int load(DatanodeDescriptor node) {
-    return node.getXceiverCount() + node.getBlocksScheduled();
+  /** How busy a DataNode is: active transfers and blocks scheduled, plus the blocks placed since its heartbeat. */
+  private long load(DatanodeDescriptor node) {
+    long[] placed = placedSinceHeartbeat.get(node);
+    long since = placed != null && placed[0] == node.getLastUpdateMonotonic() ? placed[1] : 0;
+    return node.getXceiverCount() + node.getBlocksScheduled() + since;
+  }
+
+  /** Counts a block placed on the node until its next heartbeat brings fresh load figures. */
+  private void placedOn(DatanodeDescriptor node) {
+    long beat = node.getLastUpdateMonotonic();
+    placedSinceHeartbeat.merge(node, new long[] {beat, 1},
+        (old, one) -> old[0] == beat ? new long[] {beat, old[1] + 1} : one);
   }
 
   private List<DatanodeDescriptor> candidatesIn(String rack, Set<Node> excludedNodes) {
