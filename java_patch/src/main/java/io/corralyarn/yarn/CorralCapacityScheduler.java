@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -28,7 +29,6 @@ import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppImpl;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttempt;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
@@ -38,6 +38,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicat
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerApp;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
+import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
 import org.apache.hadoop.yarn.util.resource.Resources;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAddedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptAddedSchedulerEvent;
@@ -76,13 +77,17 @@ import org.slf4j.LoggerFactory;
  * ({@link RackSetGrant}); otherwise the application is scheduled as an ordinary one at the
  * queue's default priority (logged, metric {@code UngrantedTags}).
  *
- * <p>While a confined application waits for its AM container, a heartbeating node of R_j on which
- * more AM JVMs are starting (AM containers whose attempt has not registered) than on another live
- * node of R_j that can hold the AM container is held off with the AM's blacklist, until that node's
- * next heartbeat finds it otherwise; the CapacityScheduler alone gives the AM to the first node of
- * R_j that heartbeats with room, and AMs of jobs arriving one after the other started on one node
- * of a rack while the other started none (docs/planner.md). O(nodes of R_j x their containers) per
- * waiting application and node heartbeat.
+ * <p>A confined application whose pending asks are its AM container or name no node (reduces; maps
+ * whose preferred nodes are elsewhere) holds a heartbeating node of R_j off with its blacklist while
+ * that node runs more containers (of any application) than another live node of R_j that can hold
+ * the smallest of those asks; the node's next heartbeat decides again. An ask naming the node (a
+ * data-local map) keeps it open: locality wins. The CapacityScheduler alone gives a container to
+ * the first node of R_j that heartbeats with room, and on the testbed's nodes of a third of a core
+ * jobs' JVMs started and ran beside one another while the rack-mate sat idle (docs/planner.md). No
+ * starvation: a node's hold ends at its next heartbeat unless the application got a container
+ * elsewhere meanwhile, so a pending ask waits at most one heartbeat interval per hold while it gets
+ * nothing, and is held again only after another node took one of its asks. O(applications confined
+ * to the node's rack x (their scheduler keys + nodes of R_j)) per node heartbeat.
  *
  * <p>With a latency file ({@value NodeLatency#FILE_KEY}, read when the scheduler starts), an
  * application tagged {@code corral-latency:<function>} and confined to R_j gets its containers on
@@ -144,8 +149,11 @@ public class CorralCapacityScheduler extends CapacityScheduler {
   private final ConcurrentMap<ApplicationId, Resource> staleAsks = new ConcurrentHashMap<>();
   // confined applications whose current attempt may still wait for its AM container (pruned lazily)
   private final Set<ApplicationId> waitingForAm = ConcurrentHashMap.newKeySet();
-  // per application waiting for its AM container: the nodes its AM is held off, as more AMs start there
-  private final ConcurrentMap<ApplicationId, Set<String>> amHeldOff = new ConcurrentHashMap<>();
+  // per rack (lower case): the applications whose rack set holds it
+  private final ConcurrentMap<String, Set<ApplicationId>> confinedByRack = new ConcurrentHashMap<>();
+  // per confined application: the nodes held off as busier than a rack-mate, with the application's
+  // allocated-container count when each hold began (in the current AM phase)
+  private final ConcurrentMap<ApplicationId, Map<String, Integer>> heldOff = new ConcurrentHashMap<>();
   // after a restart: until when R_j's NodeManagers not registered again count as not lost (0: none)
   private volatile long recoveryGraceEndMs;
 
@@ -228,7 +236,7 @@ public class CorralCapacityScheduler extends CapacityScheduler {
         ApplicationId attemptApp = attemptAdded.getApplicationAttemptId().getApplicationId();
         enforcedAt.remove(attemptApp);  // a new attempt has a blacklist of its own
         heldBack.remove(attemptApp);
-        amHeldOff.remove(attemptApp);
+        heldOff.remove(attemptApp);
         staleAsks.remove(attemptApp);
         if (rackSets.containsKey(attemptApp)) {
           waitingForAm.add(attemptApp);
@@ -253,7 +261,7 @@ public class CorralCapacityScheduler extends CapacityScheduler {
         if (recoveryGraceOver()) {
           rackSets.keySet().forEach(this::enforce);
         }
-        spreadAmStarts(((NodeUpdateSchedulerEvent) event).getRMNode());
+        spreadOverRackSet(((NodeUpdateSchedulerEvent) event).getRMNode());
         super.handle(event);
         break;
       case NODE_RESOURCE_UPDATE:
@@ -330,6 +338,8 @@ public class CorralCapacityScheduler extends CapacityScheduler {
     }
     if (!verdict.racks().isEmpty()) {
       rackSets.put(appId, verdict.racks());
+      verdict.racks().forEach(rack -> confinedByRack.computeIfAbsent(rack,
+          r -> ConcurrentHashMap.newKeySet()).add(appId));
       metrics.restrictedApplications.incr();
       LOG.info("{}: confined to rack set {}", appId, verdict.racks());
       RMApp app = rmContext.getRMApps().get(appId);
@@ -464,48 +474,61 @@ public class CorralCapacityScheduler extends CapacityScheduler {
   }
 
   /**
-   * Before a node heartbeat's allocation: holds the AM container of each confined application
-   * waiting for one off the heartbeating node of R_j while more AM JVMs are starting there than on
-   * another live node of R_j that can hold it; lets the node go again otherwise. Without it the
-   * CapacityScheduler gives an AM container to the first node of R_j that heartbeats with room, so
-   * on the testbed's nodes of a third of a core (thesis §4.5.1) AMs of jobs arriving one after
-   * the other started on one node while its rack-mate started none. O(nodes of R_j x their
-   * containers) per waiting application.
+   * Before a node heartbeat's allocation: each application confined to a rack set holding the node's
+   * rack holds the node off (its blacklist) while it is busier than a rack-mate for the application's
+   * asks ({@link #busierThanARackMate}), and lets it go otherwise. A hold ends at the node's next
+   * heartbeat unless the application got a container meanwhile (another node took one of its asks),
+   * so no ask waits more than one heartbeat interval per hold (no starvation). Latency-sensitive
+   * applications whose AM runs are placed by {@link #orderByLatency} instead. Without it the
+   * CapacityScheduler gives a container to the first node of R_j that heartbeats with room; on the
+   * testbed's nodes of a third of a core (thesis §4.5.1) a job's AM and reduce started beside another
+   * job's JVMs while the rack-mate ran nothing (docs/planner.md).
    */
-  private void spreadAmStarts(RMNode heartbeating) {
-    for (FiCaSchedulerApp attempt : attemptsWaitingForAm()) {
-      ApplicationId appId = attempt.getApplicationId();
-      Set<String> held = amHeldOff.computeIfAbsent(appId, a -> ConcurrentHashMap.newKeySet());
-      String host = heartbeating.getHostName();
-      boolean hold = !lifted.contains(appId) && rackSets.get(appId).contains(
-          heartbeating.getRackName().toLowerCase(Locale.ROOT)) && busierThanARackMate(appId, heartbeating);
-      if (hold && held.add(host)) {
+  private void spreadOverRackSet(RMNode heartbeating) {
+    String host = heartbeating.getHostName();
+    FiCaSchedulerNode node = getNode(heartbeating.getNodeID());
+    String rack = heartbeating.getRackName().toLowerCase(Locale.ROOT);
+    for (ApplicationId appId : confinedByRack.getOrDefault(rack, Set.of())) {
+      SchedulerApplication<FiCaSchedulerApp> app = getSchedulerApplications().get(appId);
+      FiCaSchedulerApp attempt = app == null ? null : app.getCurrentAppAttempt();
+      if (attempt == null || node == null) {
+        continue;
+      }
+      boolean waiting = attempt.isWaitingForAMContainer();
+      if (!waiting && waitingForAm.remove(appId)) {
+        heldOff.remove(appId);  // AM holds sat on the AM's own blacklist (YARN keeps it apart)
+      }
+      Map<String, Integer> held = heldOff.computeIfAbsent(appId, a -> new ConcurrentHashMap<>());
+      int allocated = allocatedContainers(appId);
+      Integer since = held.get(host);
+      boolean hold = !lifted.contains(appId) && (waiting || !latencySensitive.contains(appId))
+          && (since == null || since != allocated) && busierThanARackMate(appId, attempt, node);
+      if (hold && held.put(host, allocated) == null) {
         attempt.updateBlacklist(List.of(host), List.of());
-        LOG.info("{}: AM container held off {}: more AMs start there than on a node of its racks",
-            appId, host);
-      } else if (!hold && held.remove(host)) {
+        LOG.info("{}: {} held off {}: it runs more containers than a node of its racks with room",
+            appId, waiting ? "AM container" : "containers", host);
+      } else if (!hold && held.remove(host) != null) {
         attempt.updateBlacklist(List.of(), List.of(host));
       }
     }
   }
 
-  /** Whether another live node of the application's rack set that can hold its AM has fewer AMs starting. */
-  private boolean busierThanARackMate(ApplicationId appId, RMNode node) {
-    RMApp app = rmContext.getRMApps().get(appId);
-    List<ResourceRequest> amRequests = app == null ? null : app.getAMResourceRequests();
-    if (amRequests == null || amRequests.isEmpty()) {
+  /**
+   * Whether the node runs more containers than another live node of the application's rack set that
+   * can hold the smallest of its pending asks, all of which name no node or other nodes. O(scheduler
+   * keys + nodes of R_j).
+   */
+  private boolean busierThanARackMate(ApplicationId appId, FiCaSchedulerApp attempt,
+      FiCaSchedulerNode node) {
+    Resource ask = smallestAskNotNaming(attempt, node.getNodeName());
+    int here = node.getNumContainers();
+    if (ask == null || here == 0) {
       return false;
     }
-    FiCaSchedulerNode self = getNode(node.getNodeID());
-    int starting = self == null ? 0 : amsStarting(self);
-    if (starting == 0) {
-      return false;
-    }
-    Resource am = amRequests.get(0).getCapability();
     for (String rack : census.racksOf(rackSets.get(appId))) {
       for (FiCaSchedulerNode other : getNodeTracker().getNodesByResourceName(rack)) {
-        if (!other.getNodeID().equals(node.getNodeID())
-            && Resources.fitsIn(am, other.getUnallocatedResource()) && amsStarting(other) < starting) {
+        if (!other.getNodeID().equals(node.getNodeID()) && other.getNumContainers() < here
+            && Resources.fitsIn(ask, other.getUnallocatedResource())) {
           return true;
         }
       }
@@ -513,37 +536,45 @@ public class CorralCapacityScheduler extends CapacityScheduler {
     return false;
   }
 
-  /** AM containers on the node whose attempt has not registered yet (its JVM still starting). */
-  private int amsStarting(FiCaSchedulerNode node) {
-    int starting = 0;
-    for (RMContainer container : node.getCopiedListOfRunningContainers()) {
-      if (container.isAMContainer() && amStarting(container.getApplicationAttemptId())) {
-        starting++;
+  /**
+   * The smallest pending ask of the attempt (its AM container while it waits for it), or null if
+   * none is pending or one names this node (a data-local map: locality wins over spreading).
+   */
+  private static Resource smallestAskNotNaming(FiCaSchedulerApp attempt, String host) {
+    Resource smallest = null;
+    for (SchedulerRequestKey key : attempt.getSchedulerKeys()) {
+      if (attempt.getOutstandingAsksCount(key, host) > 0) {
+        return null;
+      }
+      var any = attempt.getPendingAsk(key, ResourceRequest.ANY);
+      if (any.getCount() > 0 && (smallest == null
+          || Resources.fitsIn(any.getPerAllocationResource(), smallest))) {
+        smallest = any.getPerAllocationResource();
       }
     }
-    return starting;
+    return smallest;
   }
 
-  private boolean amStarting(ApplicationAttemptId attemptId) {
-    RMApp app = rmContext.getRMApps().get(attemptId.getApplicationId());
-    RMAppAttempt attempt = app == null ? null : app.getRMAppAttempt(attemptId);
-    if (attempt == null) {
-      return false;
-    }
-    RMAppAttemptState state = attempt.getAppAttemptState();
-    return state == RMAppAttemptState.ALLOCATED_SAVING || state == RMAppAttemptState.ALLOCATED
-        || state == RMAppAttemptState.LAUNCHED;
+  /** Containers allocated to the application's current attempt so far (RMAppAttemptMetrics). */
+  private int allocatedContainers(ApplicationId appId) {
+    RMApp app = rmContext.getRMApps().get(appId);
+    RMAppAttempt attempt = app == null ? null : app.getCurrentAppAttempt();
+    return attempt == null ? 0 : attempt.getRMAppAttemptMetrics().getTotalAllocatedContainers();
   }
 
   private void forget(ApplicationId appId) {
     enforcedAt.remove(appId);
     waitingForAm.remove(appId);
-    amHeldOff.remove(appId);
+    heldOff.remove(appId);
     latencySensitive.remove(appId);
     heldBack.remove(appId);
     staleAsks.remove(appId);
-    if (rackSets.remove(appId) != null && !lifted.remove(appId)) {
-      metrics.restrictedApplications.decr();
+    Set<String> racks = rackSets.remove(appId);
+    if (racks != null) {
+      racks.forEach(rack -> confinedByRack.getOrDefault(rack, Set.of()).remove(appId));
+      if (!lifted.remove(appId)) {
+        metrics.restrictedApplications.decr();
+      }
     }
   }
 
@@ -568,6 +599,7 @@ public class CorralCapacityScheduler extends CapacityScheduler {
         waiting.add(attempt);
       } else {
         waitingForAm.remove(appId);  // it has its AM; a later attempt is added again
+        heldOff.remove(appId);  // AM holds sat on the AM's own blacklist
       }
     }
     return waiting;

@@ -46,6 +46,7 @@ final class YarnTestApp implements AutoCloseable {
   private final YarnClient yarn;
   private final ApplicationId appId;
   private final List<Container> allocated = new ArrayList<>();
+  private final List<ContainerRequest> outstanding = new ArrayList<>();
   private UserGroupInformation ugi;
   private AMRMClient<ContainerRequest> amrm;
 
@@ -121,9 +122,25 @@ final class YarnTestApp implements AutoCloseable {
   /** Asks for {@code count} more containers anywhere (the scheduler decides where). */
   void request(int count) {
     for (int i = 0; i < count; i++) {
-      amrm.addContainerRequest(new ContainerRequest(Resource.newInstance(CONTAINER_MB, 1), null,
-          null, Priority.newInstance(1)));
+      ask(new ContainerRequest(Resource.newInstance(CONTAINER_MB, 1), null, null,
+          Priority.newInstance(1)));
     }
+  }
+
+  /**
+   * Asks for {@code count} more containers on {@code host}, as a map asks for its data's node: only
+   * there ({@code relaxLocality} false, priority 2) or preferably there (priority 3).
+   */
+  void requestOn(String host, int count, boolean relaxLocality) {
+    for (int i = 0; i < count; i++) {
+      ask(new ContainerRequest(Resource.newInstance(CONTAINER_MB, 1), new String[] {host}, null,
+          Priority.newInstance(relaxLocality ? 3 : 2), relaxLocality));
+    }
+  }
+
+  private void ask(ContainerRequest request) {
+    amrm.addContainerRequest(request);
+    outstanding.add(request);
   }
 
   /** Heartbeats once; collects newly allocated containers. Returns how many arrived. */
@@ -131,8 +148,13 @@ final class YarnTestApp implements AutoCloseable {
     AllocateResponse response = as(() -> amrm.allocate(0.1f));
     List<Container> fresh = response.getAllocatedContainers();
     for (Container container : fresh) {
-      amrm.removeContainerRequest(new ContainerRequest(container.getResource(), null, null,
-          container.getPriority()));
+      for (ContainerRequest request : outstanding) {
+        if (request.getPriority().equals(container.getPriority())) {
+          amrm.removeContainerRequest(request);  // the one it answers, its node and rack included
+          outstanding.remove(request);
+          break;
+        }
+      }
     }
     allocated.addAll(fresh);
     return fresh.size();
