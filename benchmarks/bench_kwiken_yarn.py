@@ -389,7 +389,7 @@ def plan_kwiken(store: HistoryStore, default_runs: list[dict[str, Any]], rule: R
     target = sum(r["extra_container_s"] for r in default_runs) / (len(default_runs) / len(JOBS))
     settings = plan_speculation(stages, budget_matching(target / factor, stages), runs, rule=rule)
     linear, _ = apportion(stages, settings.budget)
-    return settings, {"rule": rule, "target_extra_container_s": target, "calibration": factor, "budget": settings.budget,
+    return settings, {"rule": rule, "scale": settings.scale, "target_extra_container_s": target, "calibration": factor, "budget": settings.budget,
                       "sumvar_budget": settings.sumvar_budget, "planned_cost": settings.planned_cost,
                       "planned_extra_fraction": settings.planned_extra_fraction, "expected_extra_container_s": settings.expected_extra_container_s,
                       "linear_plan_expected_extra_container_s": expected_spend(stages, linear)[0]}
@@ -459,7 +459,7 @@ def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: in
                          "container-seconds per round (budget_matching)",
         "extra_fraction": {c: s[c]["extra_fraction"] for c in s},
         "rounds": per_round,
-        "last_plan": {j.key: {s_.type: {"r": round(s_.reissue_fraction, 4), "timeout_s": s_.timeout_s, "samples": s_.samples} for s_ in j.stages}
+        "last_plan": {j.key: {s_.type: {"r": round(s_.reissue_fraction, 4), "timeout_s": s_.timeout_s, "timeout_ratio": s_.timeout_ratio, "samples": s_.samples} for s_ in j.stages}
                       for j in settings.jobs},
         "last_settings": {j.key: j.properties for j in settings.jobs},
         **{c: s[c] for c in s}, **figures,

@@ -70,12 +70,12 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _yarn_plan(args: argparse.Namespace) -> int:
-    settings = plan_from_store(args.history, args.budget, args.job or (), args.seed, args.match_extra_container_s, args.rule)
+    settings = plan_from_store(args.history, args.budget, args.job or (), args.seed, args.match_extra_container_s, args.rule, args.scale)
     save(settings, args.out)
     if args.json:
         print(to_json(settings))
         return 0
-    print(f"speculation settings ({settings.rule} rule) for {len(settings.jobs)} recurring jobs from {settings.runs} runs: budget {settings.budget:.2%} "
+    print(f"speculation settings ({settings.rule} rule, {settings.scale} T_s) for {len(settings.jobs)} recurring jobs from {settings.runs} runs: budget {settings.budget:.2%} "
           f"extra task container-seconds (expected {settings.planned_extra_fraction:.2%}; SumVar's budget "
           f"{settings.sumvar_budget:.2%} of {settings.container_seconds:.4g} container-seconds per run of every job, planned {settings.planned_cost:.2%}); "
           f"expected extra container-seconds per run of every job {settings.expected_extra_container_s:.4g}")
@@ -129,6 +129,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="how Kwiken's estimator sees a task that will run past T_s: 'timeout' copies it once it has run T_s (the "
                            "thesis, §5.3.1); 'progress' also once elapsed / progress exceeds T_s, judged from max(0.25 x T_s, one 3 s status interval) on, "
                            "an attempt without progress on its time run (ours; default). Both are planned with copies started at T_s")
+    yarn.add_argument("--scale", choices=("relative", "absolute"), default="relative",
+                      help="what T_s is measured against: 'relative' (ours; default) carries T_s over the stage's mean past duration and the "
+                           "estimator multiplies it by the mean of the job's own succeeded tasks of that type once one has succeeded (the "
+                           "history's T_s before); 'absolute' keeps the history's T_s in ms throughout")
     yarn.add_argument("--seed", type=int, default=0, help="random seed of the offline resampling (default 0)")
     yarn.add_argument("--out", required=True, type=Path, metavar="FILE",
                       help="the settings file (corral-yarn/kwiken-yarn/v3); the pipeline reads <home>/kwiken-yarn.json")

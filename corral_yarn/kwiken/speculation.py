@@ -31,11 +31,17 @@ rule; measured, map attempts of the benchmark's jobs send no progress before the
 is most of their time), so their copies start at T under either rule. JobHistory keeps no status times, so the
 planner cannot foresee which attempts report progress early: it prices every copy at T under both rules (curves
 and spend); a copy the projection starts earlier, at D < T, runs X - D rather than X - T if it loses.
+
+Two scales say what T_s is measured against (``Scale``, a per-job property read by the estimator): ``absolute``,
+T_s in ms, a quantile of the history's durations; and ``relative`` (ours, beyond the thesis; the planner's default):
+T_s over the mean of the stage's past durations (``StageSpeculation.timeout_ratio``), which the estimator multiplies
+by the mean duration of the job's own succeeded tasks of that type once one has succeeded (the absolute T_s before),
+so that T_s follows the run's load as DefaultSpeculator's judgement against finished tasks does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -53,6 +59,7 @@ BISECTIONS = 14  # halvings of SumVar's budget when fitting it to B
 MIN_SAMPLES = 8  # fewer task durations give no usable tail: the stage gets no budget
 TaskType = Literal["map", "reduce"]
 Rule = Literal["progress", "timeout"]
+Scale = Literal["relative", "absolute"]
 MIN_ELAPSED_FRACTION = 0.25  # the progress rule judges an attempt's projection once it has run this share of T_s
 
 # Hadoop's keys (MRJobConfig; defaults in mapred-default.xml) that a Kwiken plan sets per job.
@@ -67,6 +74,8 @@ ESTIMATOR = "yarn.app.mapreduce.am.job.task.estimator.class"  # MRJobConfig.MR_A
 KWIKEN_ESTIMATOR = "io.corralyarn.mapreduce.KwikenTaskRuntimeEstimator"
 TIMEOUT_MS = {"map": "corral.kwiken.map.timeout-ms", "reduce": "corral.kwiken.reduce.timeout-ms"}  # T_s, read by it
 RULE = "corral.kwiken.rule"  # progress | timeout, read by it
+SCALE = "corral.kwiken.timeout-scale"  # relative | absolute, read by it
+TIMEOUT_RATIO = {"map": "corral.kwiken.map.timeout-ratio", "reduce": "corral.kwiken.reduce.timeout-ratio"}  # T_s / mean, read by it
 MIN_ELAPSED = "corral.kwiken.progress.min-elapsed-fraction"  # read by it
 
 
@@ -187,8 +196,10 @@ def fit_budget(stages: Sequence[TaskStage], curves: Sequence[VarianceCurve], bud
     return best
 
 
-def settings(stages: Sequence[tuple[TaskType, float, int, float | None]], rule: Rule = "progress") -> dict[str, str]:
-    """One job's speculation settings for its stages' (type, r_s, N_s, T_s in s or None) under ``rule``.
+def settings(stages: Sequence[tuple[TaskType, float, int, float | None]], rule: Rule = "progress",
+             ratios: Mapping[TaskType, float | None] | None = None) -> dict[str, str]:
+    """One job's speculation settings for its stages' (type, r_s, N_s, T_s in s or None) under ``rule``; with
+    ``ratios`` (per type, T_s over the stage's mean past duration) on the relative scale, else the absolute.
 
     A type speculates iff r_s > 0, through Kwiken's estimator with T_s in ms and the rule: DefaultSpeculator
     then copies a task once it runs past T_s (§3.2.2), or once it is projected to. It lets max(minimum-allowed-tasks, cap-total x N,
@@ -203,6 +214,9 @@ def settings(stages: Sequence[tuple[TaskType, float, int, float | None]], rule: 
         if rule == "progress":
             props[MIN_ELAPSED] = str(MIN_ELAPSED_FRACTION)
         props |= {TIMEOUT_MS[t]: str(round(timeout_s * 1000)) for t, _, timeout_s in timed}
+        if ratios is not None:
+            props[SCALE] = "relative"
+            props |= {TIMEOUT_RATIO[t]: f"{ratios[t]:.6g}" for t, _, _ in timed if ratios.get(t) is not None}
     return props
 
 
@@ -218,6 +232,7 @@ class StageSpeculation(_Strict):
     samples: int = Field(ge=1, description="task durations the curve was learned from")
     reissue_fraction: float = Field(ge=0.0, le=1.0, description="r_s: the share of its tasks that may get a speculative copy")
     timeout_s: float | None = Field(ge=0.0, description="T_s, the (1 - r_s) quantile of task durations; null: no copies")
+    timeout_ratio: float | None = Field(default=None, ge=0.0, description="T_s over the mean of the task durations (the relative scale's); null: no copies, or a file from before session 10")
     cost_share: float = Field(ge=0.0, le=1.0, description="c_s: the stage's share of the task container-seconds")
     variance: float = Field(ge=0.0, description="V_s(0): variance of the stage's completion (s^2), no copies")
     planned_variance: float = Field(ge=0.0, description="V̄_s(r_s), from the curve's hull")
@@ -236,6 +251,7 @@ class SpeculationSettings(_Strict):
 
     schema_version: Literal["corral-yarn/kwiken-yarn/v3"] = SETTINGS_SCHEMA
     rule: Rule = Field(default="timeout", description="how the estimator sees a task that will run past T_s (files without it: timeout)")
+    scale: Scale = Field(default="absolute", description="what T_s is measured against: relative, the job's own succeeded tasks; absolute (files without it), the history's")
     budget: float = Field(ge=0.0, le=1.0, description="B: container-seconds of attempts that do not succeed, a fraction of the stages' without copies")
     sumvar_budget: float = Field(ge=0.0, le=1.0, description="SumVar's budget in eq. 5.3's units, fitted so that the expected spend is <= B")
     planned_cost: float = Field(ge=0.0, le=1.0, description="sum_s c_s r_s <= sumvar_budget")
@@ -261,9 +277,11 @@ class SpeculationSettings(_Strict):
         return next((j.properties for j in self.jobs if j.key == key), {})
 
 
-def plan_speculation(stages: Sequence[TaskStage], budget: float, runs: int, seed: int = 0, rule: Rule = "progress") -> SpeculationSettings:
+def plan_speculation(stages: Sequence[TaskStage], budget: float, runs: int, seed: int = 0, rule: Rule = "progress",
+                     scale: Scale = "relative") -> SpeculationSettings:
     """Apportion ``budget`` (extra container-seconds, as a cluster measures them) over ``stages`` (from ``runs``
-    history runs) by SumVar at the budget fitted to it, and turn each job's r_s into its settings under ``rule``."""
+    history runs) by SumVar at the budget fitted to it, and turn each job's r_s into its settings under ``rule``
+    on ``scale``."""
     rng = np.random.default_rng(seed)
     curves = [makespan_curve(s, rng) for s in stages]
     sumvar_budget, r, expected = fit_budget(stages, curves, budget, seed)
@@ -274,11 +292,12 @@ def plan_speculation(stages: Sequence[TaskStage], budget: float, runs: int, seed
         t = timeout(np.sort(stage.durations), float(r_s))
         jobs.setdefault(stage.job, []).append((stage, StageSpeculation(
             type=stage.type, tasks=stage.tasks, samples=int(stage.durations.size), reissue_fraction=float(r_s),
-            timeout_s=None if np.isinf(t) else float(t),
+            timeout_s=None if np.isinf(t) else float(t), timeout_ratio=None if np.isinf(t) else float(t / stage.durations.mean()),
             cost_share=float(c), variance=float(curve(0.0)), planned_variance=float(curve(float(r_s))))))
     planned = [JobSpeculation(key=key, stages=[s for _, s in pairs],
-                              properties=settings([(s.type, s.reissue_fraction, s.tasks, s.timeout_s) for _, s in pairs], rule))
+                              properties=settings([(s.type, s.reissue_fraction, s.tasks, s.timeout_s) for _, s in pairs], rule,
+                                                  {s.type: s.timeout_ratio for _, s in pairs} if scale == "relative" else None))
                for key, pairs in jobs.items()]
-    return SpeculationSettings(rule=rule, budget=budget, sumvar_budget=sumvar_budget, planned_cost=min(sumvar_budget, spent(cost, r)),
+    return SpeculationSettings(rule=rule, scale=scale, budget=budget, sumvar_budget=sumvar_budget, planned_cost=min(sumvar_budget, spent(cost, r)),
                                planned_extra_fraction=min(budget, expected), expected_extra_container_s=expected_spend(stages, r, seed)[0], runs=runs, container_seconds=float(cost.sum()),
                                jobs=planned)

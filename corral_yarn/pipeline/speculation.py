@@ -13,7 +13,7 @@ import numpy as np
 from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.errors import InputError
 from corral_yarn.io import load
-from corral_yarn.kwiken.speculation import Rule, SpeculationSettings, TaskStage, TaskType, budget_matching, plan_speculation
+from corral_yarn.kwiken.speculation import Rule, Scale, SpeculationSettings, TaskStage, TaskType, budget_matching, plan_speculation
 from estimator.records import SUCCEEDED, JobRun
 from estimator.store import HistoryStore
 
@@ -47,7 +47,8 @@ def _type(name: str) -> TaskType:
 
 
 def plan_from_store(store: Path, budget: float | None, keys: Sequence[str] = (), seed: int = 0,
-                    extra_container_s: float | None = None, rule: Rule = "progress") -> SpeculationSettings:
+                    extra_container_s: float | None = None, rule: Rule = "progress",
+                    scale: Scale = "relative") -> SpeculationSettings:
     """Kwiken's speculation settings for the recurring jobs of the history store at ``store``, at the budget B
     ``budget``, or (``budget`` None) at the B expected to spend ``extra_container_s`` per run of every job,
     another policy's measured spend (``budget_matching``); copies under Kwiken's estimator's ``rule``."""
@@ -60,7 +61,7 @@ def plan_from_store(store: Path, budget: float | None, keys: Sequence[str] = (),
         if extra_container_s is None:
             raise InputError("give a budget or the extra container-seconds to match", field="--budget")
         budget = budget_matching(extra_container_s, stages)
-    return plan_speculation(stages, budget, runs, seed, rule)
+    return plan_speculation(stages, budget, runs, seed, rule, scale)
 
 
 def load_settings(path: Path) -> SpeculationSettings | None:

@@ -19,7 +19,8 @@ from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.errors import InputError
 from corral_yarn.kwiken.apportion import spent, sumvar
 from corral_yarn.kwiken.speculation import (
-    BISECTIONS, CAP_RUNNING, CAP_TOTAL, ESTIMATOR, KWIKEN_ESTIMATOR, MIN_ELAPSED, MINIMUM_ALLOWED, RETRY_AFTER_SPECULATE, RULE, TIMEOUT_MS,
+    BISECTIONS, CAP_RUNNING, CAP_TOTAL, ESTIMATOR, KWIKEN_ESTIMATOR, MIN_ELAPSED, MINIMUM_ALLOWED, RETRY_AFTER_SPECULATE, RULE, SCALE, TIMEOUT_MS,
+    TIMEOUT_RATIO,
     SpeculationSettings, TaskStage, apportion, budget_matching, copy_spend, extra_fraction, makespan_curve, plan_speculation, settings,
 )
 from corral_yarn.pipeline.speculation import task_stages, with_speculation
@@ -93,6 +94,32 @@ def test_settings_map_fractions_and_timeouts_onto_hadoop_keys() -> None:
     assert (on[RULE], on[MIN_ELAPSED]) == ("progress", "0.25") and RULE not in off  # the estimator's rule, judged from 0.25 x T_s
     thesis = settings([("map", 0.25, 8, 12.3456)], rule="timeout")
     assert thesis[RULE] == "timeout" and MIN_ELAPSED not in thesis
+
+
+def test_relative_settings_carry_each_timeout_as_a_ratio_beside_the_absolute_one() -> None:
+    rel = settings([("map", 0.25, 8, 12.3456), ("reduce", 0.0, 2, None)], ratios={"map": 1.4, "reduce": None})
+    assert (rel[SCALE], rel[TIMEOUT_RATIO["map"]], rel[TIMEOUT_MS["map"]]) == ("relative", "1.4", "12346")
+    assert TIMEOUT_RATIO["reduce"] not in rel
+    assert SCALE not in settings([("map", 0.25, 8, 12.3456)]) and SCALE not in settings([("map", 0.0, 8, None)], ratios={"map": None})
+
+
+def test_plan_carries_t_s_over_the_stages_mean_and_older_files_read_absolute() -> None:
+    # TWO_POINT x 3: 27 x 1 s, 3 x 10 s, mean 1.9 s; r = 1 -> T_s = 1 s (the 0 quantile), ratio 1 / 1.9
+    stages = [TaskStage("laggy", "map", 1, TWO_POINT.repeat(3))]
+    plan = plan_speculation(stages, 1.0, runs=5)
+    stage = plan.jobs[0].stages[0]
+    assert plan.scale == "relative" and stage.timeout_s is not None and stage.timeout_ratio is not None
+    assert stage.timeout_ratio == pytest.approx(stage.timeout_s / 1.9)
+    assert plan.properties("laggy")[TIMEOUT_RATIO["map"]] == f"{stage.timeout_ratio:.6g}"
+    absolute = plan_speculation(stages, 1.0, runs=5, scale="absolute")
+    assert absolute.scale == "absolute" and SCALE not in absolute.properties("laggy")
+    older = plan.model_dump()
+    del older["scale"]
+    for job in older["jobs"]:
+        for s in job["stages"]:
+            del s["timeout_ratio"]
+    read = SpeculationSettings.model_validate(older)
+    assert read.scale == "absolute" and read.jobs[0].stages[0].timeout_ratio is None
 
 
 def test_plan_carries_each_jobs_share_and_validates() -> None:
@@ -260,6 +287,7 @@ def test_cli_yarn_plan_matches_another_policys_measured_extra_container_seconds(
     (["--budget", "0.1", "--match-extra-container-s", "3"], "--match-extra-container-s"), ([], "--budget"),
     (["--budget", "1.5"], "--budget"), (["--budget", "x"], "--budget"), (["--budget", "0.1", "--job", "grep"], "--job"),
     (["--budget", "0.1", "--rule", "eager"], "--rule"),
+    (["--budget", "0.1", "--scale", "history"], "--scale"),
 ])
 def test_cli_yarn_plan_bad_input_is_exit_2_without_output(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], field: str) -> None:
     HistoryStore(tmp_path / "store").append(_history(np.random.default_rng(1)))

@@ -40,12 +40,30 @@ import org.apache.hadoop.yarn.util.Clock;
  * the largest projected overrun first (under the timeout rule R is the time run). A reduce's clock and progress are its reduce phase's (from
  * sortFinishTime; Hadoop's reduce progress is 2/3 at its start), as the history's reduce durations
  * are the reduce phase (elapsedReduceTime). O(1) time and memory per attempt and update.
+ *
+ * <p>{@value #SCALE} picks what T_s is measured against, per job:
+ * <ul>
+ * <li>{@code absolute} (the default, and the only one of settings without ratios): T_s is
+ * {@value #MAP_TIMEOUT} / {@value #REDUCE_TIMEOUT} ms, a quantile of the history's durations;</li>
+ * <li>{@code relative} (ours, beyond the thesis): {@value #MAP_RATIO} / {@value #REDUCE_RATIO} carry
+ * T_s over the mean of the stage's past durations, and once {@link #MIN_FINISHED} task(s) of the type
+ * have succeeded in this job, T_s is that ratio x the mean duration (its timed part) of the type's
+ * succeeded attempts so far, a running sum and count as Hadoop's DataStatistics keeps (O(1)), so T_s
+ * follows this run's load as DefaultSpeculator's judgement against finished tasks does; before that,
+ * the absolute T_s. The first tasks to finish are the fastest, so the early mean is low: copies come
+ * earlier, not later, while it is.</li>
+ * </ul>
  */
 public class KwikenTaskRuntimeEstimator implements TaskRuntimeEstimator {
 
   public static final String MAP_TIMEOUT = "corral.kwiken.map.timeout-ms";
   public static final String REDUCE_TIMEOUT = "corral.kwiken.reduce.timeout-ms";
   public static final String RULE = "corral.kwiken.rule";
+  public static final String SCALE = "corral.kwiken.timeout-scale";
+  public static final String MAP_RATIO = "corral.kwiken.map.timeout-ratio";
+  public static final String REDUCE_RATIO = "corral.kwiken.reduce.timeout-ratio";
+  /** Succeeded tasks of a type before the relative scale replaces the absolute T_s (DefaultSpeculator also waits for one). */
+  static final int MIN_FINISHED = 1;
   public static final String MIN_ELAPSED = "corral.kwiken.progress.min-elapsed-fraction";
   public static final double DEFAULT_MIN_ELAPSED = 0.25;
   /** Added to an overdue attempt's estimate: its end is far beyond any replacement's. */
@@ -58,6 +76,22 @@ public class KwikenTaskRuntimeEstimator implements TaskRuntimeEstimator {
 
   /** How an attempt that will run past T_s is seen (§5.3.1's timeout, or our progress projection). */
   enum Rule { TIMEOUT, PROGRESS }
+
+  /** The timed durations of a type's succeeded attempts: a running sum and count (O(1) per update). */
+  private static final class Finished {
+    private long sum;
+    private long count;
+
+    synchronized void add(long duration) {
+      sum += duration;
+      count++;
+    }
+
+    /** ratio x the mean duration, or NONE before {@link #MIN_FINISHED} have succeeded. */
+    synchronized long scaled(double ratio) {
+      return count < MIN_FINISHED ? NONE : Math.round(ratio * sum / count);
+    }
+  }
 
   /** An attempt's start, its clock's start and its projected runtime at its last status of progress &gt; 0 (ms; NONE: none yet). */
   private static final class Attempt {
@@ -74,6 +108,10 @@ public class KwikenTaskRuntimeEstimator implements TaskRuntimeEstimator {
   private final Map<TaskAttemptId, Attempt> attempts = new ConcurrentHashMap<>();
   private long mapTimeout = NONE;
   private long reduceTimeout = NONE;
+  private double mapRatio = Double.NaN;
+  private double reduceRatio = Double.NaN;
+  private final Finished mapsFinished = new Finished();
+  private final Finished reducesFinished = new Finished();
   private Rule rule = Rule.PROGRESS;
   private double minElapsed = DEFAULT_MIN_ELAPSED;
   private long reportInterval;
@@ -84,6 +122,10 @@ public class KwikenTaskRuntimeEstimator implements TaskRuntimeEstimator {
     mapTimeout = timeout(conf, MAP_TIMEOUT);
     reduceTimeout = timeout(conf, REDUCE_TIMEOUT);
     rule = rule(conf);
+    if (relative(conf)) {
+      mapRatio = ratio(conf, MAP_RATIO);
+      reduceRatio = ratio(conf, REDUCE_RATIO);
+    }
     minElapsed = minElapsed(conf);
     reportInterval = MRJobConfUtil.getTaskProgressReportInterval(conf);
     clock = context.getClock();
@@ -118,6 +160,32 @@ public class KwikenTaskRuntimeEstimator implements TaskRuntimeEstimator {
     }
   }
 
+  private static boolean relative(Configuration conf) {
+    String value = conf.getTrimmed(SCALE, "absolute");
+    if (!value.equals("absolute") && !value.equals("relative")) {
+      throw new IllegalArgumentException(SCALE + ": must be absolute or relative, got " + value);
+    }
+    return value.equals("relative");
+  }
+
+  /** T_s over the stage's mean past duration; NaN (the absolute T_s throughout) when unset. */
+  private static double ratio(Configuration conf, String key) {
+    String value = conf.getTrimmed(key);
+    if (value == null || value.isEmpty()) {
+      return Double.NaN;
+    }
+    double ratio;
+    try {
+      ratio = Double.parseDouble(value);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(key + ": not a number: " + value, e);
+    }
+    if (!(ratio >= 0.0 && ratio < Double.POSITIVE_INFINITY)) {
+      throw new IllegalArgumentException(key + ": must be a finite number >= 0, got " + value);
+    }
+    return ratio;
+  }
+
   private static double minElapsed(Configuration conf) {
     String value = conf.getTrimmed(MIN_ELAPSED, String.valueOf(DEFAULT_MIN_ELAPSED));
     double fraction;
@@ -132,8 +200,12 @@ public class KwikenTaskRuntimeEstimator implements TaskRuntimeEstimator {
     return fraction;
   }
 
-  private long timeoutOf(TaskType type) {
-    return type == TaskType.MAP ? mapTimeout : reduceTimeout;
+  /** T_s in ms: the ratio x the job's mean succeeded duration of the type (relative scale, once known), else the absolute T_s. */
+  long timeoutOf(TaskType type) {
+    boolean map = type == TaskType.MAP;
+    double ratio = map ? mapRatio : reduceRatio;
+    long scaled = Double.isNaN(ratio) ? NONE : (map ? mapsFinished : reducesFinished).scaled(ratio);
+    return scaled != NONE ? scaled : map ? mapTimeout : reduceTimeout;
   }
 
   private static boolean isMap(TaskAttemptId id) {
@@ -156,7 +228,10 @@ public class KwikenTaskRuntimeEstimator implements TaskRuntimeEstimator {
     TaskAttemptState state = status.taskState;
     if (state == TaskAttemptState.SUCCEEDED || state == TaskAttemptState.FAILED
         || state == TaskAttemptState.KILLED) {
-      attempts.remove(status.id);
+      Attempt done = attempts.remove(status.id);
+      if (state == TaskAttemptState.SUCCEEDED && done != null && done.clockStart != NONE && timestamp >= done.clockStart) {
+        (isMap(status.id) ? mapsFinished : reducesFinished).add(timestamp - done.clockStart);
+      }
       return;
     }
     Attempt a = attempts.get(status.id);

@@ -48,7 +48,24 @@ class KwikenTaskRuntimeEstimatorTest {
   }
 
   private KwikenTaskRuntimeEstimator estimator(String map, String reduce, String rule, String minElapsed, String reportInterval) {
+    return estimator(map, reduce, rule, minElapsed, reportInterval, new Configuration(false));
+  }
+
+  /** The relative scale: T_s as ratios to the stage's mean past duration, absolute ms before a task has finished. */
+  private KwikenTaskRuntimeEstimator relative(String map, String mapRatio, String reduce, String reduceRatio) {
     Configuration conf = new Configuration(false);
+    conf.set(KwikenTaskRuntimeEstimator.SCALE, "relative");
+    if (mapRatio != null) {
+      conf.set(KwikenTaskRuntimeEstimator.MAP_RATIO, mapRatio);
+    }
+    if (reduceRatio != null) {
+      conf.set(KwikenTaskRuntimeEstimator.REDUCE_RATIO, reduceRatio);
+    }
+    return estimator(map, reduce, "timeout", null, null, conf);
+  }
+
+  private KwikenTaskRuntimeEstimator estimator(String map, String reduce, String rule, String minElapsed, String reportInterval,
+      Configuration conf) {
     if (reportInterval != null) {
       conf.set("mapreduce.task.progress-report.interval", reportInterval);
     }
@@ -296,5 +313,75 @@ class KwikenTaskRuntimeEstimatorTest {
     message = assertThrows(IllegalArgumentException.class, () -> estimator("1", null, "progress", "1.5")).getMessage();
     assertTrue(message.startsWith(KwikenTaskRuntimeEstimator.MIN_ELAPSED), message);
     assertFalse(estimator("", "").thresholdRuntime(attempt(TaskType.MAP, 0).getTaskId()) < Long.MAX_VALUE);
+  }
+
+  /** Runs a map from start to end (ms) to success. */
+  private static void finish(KwikenTaskRuntimeEstimator e, int task, long start, long end) {
+    TaskAttemptId id = attempt(TaskType.MAP, task);
+    e.enrollAttempt(status(id, TaskAttemptState.RUNNING, 0), start);
+    e.updateAttempt(status(id, TaskAttemptState.SUCCEEDED, 0), end);
+  }
+
+  @Test
+  void theRelativeScaleUsesTheAbsoluteTimeoutUntilAMapHasSucceeded() {
+    KwikenTaskRuntimeEstimator e = relative("100000", "1.5", null, null);
+    TaskAttemptId map = attempt(TaskType.MAP, 0);
+    assertEquals(100_000L, e.thresholdRuntime(map.getTaskId()));
+    e.enrollAttempt(status(map, TaskAttemptState.RUNNING, 0), 0L);
+    e.updateAttempt(status(map, TaskAttemptState.KILLED, 0), 10_000L);
+    assertEquals(100_000L, e.thresholdRuntime(map.getTaskId()), "a killed attempt is no duration");
+  }
+
+  @Test
+  void theRelativeScaleIsTheRatioTimesTheMeanSucceededDuration() {
+    KwikenTaskRuntimeEstimator e = relative("100000", "1.5", null, null);
+    finish(e, 1, 0L, 40_000L);
+    assertEquals(60_000L, e.thresholdRuntime(attempt(TaskType.MAP, 0).getTaskId()), "1.5 x 40 s");
+    finish(e, 2, 5_000L, 65_000L);
+    assertEquals(75_000L, e.thresholdRuntime(attempt(TaskType.MAP, 0).getTaskId()), "1.5 x mean(40 s, 60 s)");
+    e.updateAttempt(status(attempt(TaskType.MAP, 2), TaskAttemptState.SUCCEEDED, 0), 99_000L);
+    assertEquals(75_000L, e.thresholdRuntime(attempt(TaskType.MAP, 0).getTaskId()), "a repeated status is counted once");
+    TaskAttemptId map = attempt(TaskType.MAP, 0);
+    clock.setTime(10_000L);
+    e.enrollAttempt(status(map, TaskAttemptState.RUNNING, 0), 10_000L);
+    clock.setTime(85_000L);
+    assertTrue(speculationValue(e, map) < 0, "75 s run: at the scaled timeout, not past it");
+    clock.setTime(85_001L);
+    assertTrue(speculationValue(e, map) > 0, "past 75 s, well before the absolute 100 s");
+    assertEquals(NONE_REDUCE, e.thresholdRuntime(attempt(TaskType.REDUCE, 0).getTaskId()), "maps do not scale reduces");
+  }
+
+  private static final long NONE_REDUCE = Long.MAX_VALUE;
+
+  @Test
+  void aReducesRelativeTimeoutScalesByItsReducePhases() {
+    KwikenTaskRuntimeEstimator e = relative(null, null, "50000", "2.0");
+    TaskAttemptId reduce = attempt(TaskType.REDUCE, 1);
+    e.enrollAttempt(status(reduce, TaskAttemptState.RUNNING, 0), 0L);
+    e.updateAttempt(status(reduce, TaskAttemptState.RUNNING, 30_000L, 0.7f), 31_000L);
+    e.updateAttempt(status(reduce, TaskAttemptState.SUCCEEDED, 30_000L, 1.0f), 42_000L);
+    assertEquals(24_000L, e.thresholdRuntime(attempt(TaskType.REDUCE, 0).getTaskId()), "2 x its 12 s reduce phase, not its 42 s");
+    assertEquals(Long.MAX_VALUE, e.thresholdRuntime(attempt(TaskType.MAP, 0).getTaskId()), "no map timeout, no ratio: never");
+  }
+
+  @Test
+  void theAbsoluteScaleIgnoresRatiosAndFinishedTasks() {
+    Configuration conf = new Configuration(false);
+    conf.set(KwikenTaskRuntimeEstimator.MAP_RATIO, "1.5");
+    KwikenTaskRuntimeEstimator e = estimator("100000", null, "timeout", null, null, conf);
+    finish(e, 1, 0L, 40_000L);
+    assertEquals(100_000L, e.thresholdRuntime(attempt(TaskType.MAP, 0).getTaskId()));
+  }
+
+  @Test
+  void aBadScaleOrRatioNamesItsKey() {
+    Configuration conf = new Configuration(false);
+    conf.set(KwikenTaskRuntimeEstimator.SCALE, "history");
+    String message = assertThrows(IllegalArgumentException.class, () -> estimator("1", null, "timeout", null, null, conf)).getMessage();
+    assertTrue(message.startsWith(KwikenTaskRuntimeEstimator.SCALE), message);
+    message = assertThrows(IllegalArgumentException.class, () -> relative("1", "-0.5", null, null)).getMessage();
+    assertTrue(message.startsWith(KwikenTaskRuntimeEstimator.MAP_RATIO), message);
+    message = assertThrows(IllegalArgumentException.class, () -> relative(null, null, "1", "fast")).getMessage();
+    assertTrue(message.startsWith(KwikenTaskRuntimeEstimator.REDUCE_RATIO), message);
   }
 }
