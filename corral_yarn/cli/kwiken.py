@@ -129,10 +129,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="how Kwiken's estimator sees a task that will run past T_s: 'timeout' copies it once it has run T_s (the "
                            "thesis, §5.3.1); 'progress' also once elapsed / progress exceeds T_s, judged from max(0.25 x T_s, one 3 s status interval) on, "
                            "an attempt without progress on its time run (ours; default). Both are planned with copies started at T_s")
-    yarn.add_argument("--scale", choices=("relative", "absolute"), default="relative",
-                      help="what T_s is measured against: 'relative' (ours; default) carries T_s over the stage's mean past duration and the "
+    yarn.add_argument("--scale", choices=("relative", "absolute"), default="absolute",
+                      help="what T_s is measured against: 'absolute' (default) keeps the history's T_s in ms throughout; 'relative' (ours) carries T_s over the stage's mean past duration and the "
                            "estimator multiplies it by the mean of the job's own succeeded tasks of that type once one has succeeded (the "
-                           "history's T_s before); 'absolute' keeps the history's T_s in ms throughout")
+                           "history's T_s before; one --quick run measured worse than absolute, docs/kwiken.md)")
     yarn.add_argument("--seed", type=int, default=0, help="random seed of the offline resampling (default 0)")
     yarn.add_argument("--out", required=True, type=Path, metavar="FILE",
                       help="the settings file (corral-yarn/kwiken-yarn/v3); the pipeline reads <home>/kwiken-yarn.json")

@@ -33,7 +33,7 @@ planner cannot foresee which attempts report progress early: it prices every cop
 and spend); a copy the projection starts earlier, at D < T, runs X - D rather than X - T if it loses.
 
 Two scales say what T_s is measured against (``Scale``, a per-job property read by the estimator): ``absolute``,
-T_s in ms, a quantile of the history's durations; and ``relative`` (ours, beyond the thesis; the planner's default):
+T_s in ms, a quantile of the history's durations (the planner's default); and ``relative`` (ours, beyond the thesis):
 T_s over the mean of the stage's past durations (``StageSpeculation.timeout_ratio``), which the estimator multiplies
 by the mean duration of the job's own succeeded tasks of that type once one has succeeded (the absolute T_s before),
 so that T_s follows the run's load as DefaultSpeculator's judgement against finished tasks does.
@@ -278,7 +278,7 @@ class SpeculationSettings(_Strict):
 
 
 def plan_speculation(stages: Sequence[TaskStage], budget: float, runs: int, seed: int = 0, rule: Rule = "progress",
-                     scale: Scale = "relative") -> SpeculationSettings:
+                     scale: Scale = "absolute") -> SpeculationSettings:
     """Apportion ``budget`` (extra container-seconds, as a cluster measures them) over ``stages`` (from ``runs``
     history runs) by SumVar at the budget fitted to it, and turn each job's r_s into its settings under ``rule``
     on ``scale``."""

@@ -106,12 +106,12 @@ def test_relative_settings_carry_each_timeout_as_a_ratio_beside_the_absolute_one
 def test_plan_carries_t_s_over_the_stages_mean_and_older_files_read_absolute() -> None:
     # TWO_POINT x 3: 27 x 1 s, 3 x 10 s, mean 1.9 s; r = 1 -> T_s = 1 s (the 0 quantile), ratio 1 / 1.9
     stages = [TaskStage("laggy", "map", 1, TWO_POINT.repeat(3))]
-    plan = plan_speculation(stages, 1.0, runs=5)
+    plan = plan_speculation(stages, 1.0, runs=5, scale="relative")
     stage = plan.jobs[0].stages[0]
     assert plan.scale == "relative" and stage.timeout_s is not None and stage.timeout_ratio is not None
     assert stage.timeout_ratio == pytest.approx(stage.timeout_s / 1.9)
     assert plan.properties("laggy")[TIMEOUT_RATIO["map"]] == f"{stage.timeout_ratio:.6g}"
-    absolute = plan_speculation(stages, 1.0, runs=5, scale="absolute")
+    absolute = plan_speculation(stages, 1.0, runs=5)  # the default
     assert absolute.scale == "absolute" and SCALE not in absolute.properties("laggy")
     older = plan.model_dump()
     del older["scale"]
