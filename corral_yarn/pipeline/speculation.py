@@ -48,7 +48,7 @@ def _type(name: str) -> TaskType:
 
 def plan_from_store(store: Path, budget: float | None, keys: Sequence[str] = (), seed: int = 0,
                     extra_container_s: float | None = None, rule: Rule = "progress",
-                    scale: Scale = "relative") -> SpeculationSettings:
+                    scale: Scale = "absolute") -> SpeculationSettings:
     """Kwiken's speculation settings for the recurring jobs of the history store at ``store``, at the budget B
     ``budget``, or (``budget`` None) at the B expected to spend ``extra_container_s`` per run of every job,
     another policy's measured spend (``budget_matching``); copies under Kwiken's estimator's ``rule``."""
