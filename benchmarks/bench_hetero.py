@@ -10,7 +10,10 @@ Three runs of the same jobs on the same simulated heterogeneous cluster (corral_
   - corral_identical: Corral's plan made as today, for identical machines: every job at its mean rate
     over the cluster's racks (what a class-blind history would give);
   - yarn_cs: stock YARN (capacity scheduler, HDFS placement), no plan.
-Batch (makespan) and online (mean and median job completion time) scenarios.
+Batch (makespan) and online (mean and median job completion time) scenarios. In batch, each Corral plan
+also reports ``alone_over_planned`` (every job simulated alone on its R_j over its planned latency: the
+model's error apart from co-location) and ``replay_alone_makespan_s`` (the plan replayed with those
+latencies in its order, without the run-time's work conservation).
 
 The planner's model is MRCute+ (``--model mrcute+``, unfitted: scale 1, no start-up costs) by default: the
 simulator writes three replicas of every output over the rack uplinks, which the thesis's model (``--model
@@ -52,7 +55,7 @@ import numpy as np
 
 from corral_yarn.cluster.connect import Cluster
 from corral_yarn.errors import InputError
-from corral_yarn.contracts import ClusterSpec, JobSpec, MRCutePlus, Workload
+from corral_yarn.contracts import ClusterSpec, JobSpec, MRCutePlus, Plan, Workload
 from corral_yarn.model.classes import identical_machines
 from corral_yarn.planner.build import build_plan
 from corral_yarn.sim.run import RunSpec, simulate
@@ -135,7 +138,25 @@ def run(args: argparse.Namespace, scenario: str) -> dict[str, object]:
                       "median_completion_s": round(summary.median_completion_s, 1), "sim_s": round(time.perf_counter() - t0, 1)}
     out["makespan_ratio_hetero_over_identical"] = round(out["corral_hetero"]["makespan_s"] / out["corral_identical"]["makespan_s"], 3)
     out["mean_completion_ratio_hetero_over_identical"] = round(out["corral_hetero"]["mean_completion_s"] / out["corral_identical"]["mean_completion_s"], 3)
+    if scenario == "batch":
+        for label, plan in (("corral_hetero", aware), ("corral_identical", blind)):
+            out[label].update(alone_figures(hetero, jobs, plan, args.seed))
     return out
+
+
+def alone_figures(hetero: ClusterSpec, jobs: Workload, plan: Plan, seed: int) -> dict[str, object]:
+    """Each planned job simulated alone on its R_j: over its planned latency (the model's error, apart from
+    co-location), and the plan replayed with those latencies in its order without work conservation
+    (T_j = the latest free time of R_j's racks, Fig. 4.2), to set against the work-conserving run (§4.1)."""
+    ratios, free = [], {}
+    for planned in sorted(plan.jobs, key=lambda p: p.order):
+        job = next(j for j in jobs.jobs if j.name == planned.name)
+        alone = simulate(hetero, Workload(jobs=[job]), RunSpec("corral", scenario="batch", seed=seed), plan=plan).jobs[0].completion_s
+        ratios.append(alone / (planned.planned_finish_s - planned.planned_start_s))
+        start = max(free.get(r, 0.0) for r in planned.racks)
+        free.update({r: start + alone for r in planned.racks})
+    return {"alone_over_planned": {"min": round(min(ratios), 2), "median": round(statistics.median(ratios), 2), "max": round(max(ratios), 2)},
+            "replay_alone_makespan_s": round(max(free.values()), 1)}
 
 
 def main() -> int:
