@@ -39,7 +39,9 @@ against Kwiken's last plan's T_s).
 
 Equal spend: Kwiken must spend no more than default speculation's measured extra container-seconds. Each Kwiken
 plan targets default's spend per round so far; from its second round on, over the calibration an operator would
-apply to a plan that overspent: the arm's measured spend so far over its plans' expected spend (never below 1).
+apply (``spend_calibration``): the arm's measured spend so far over its plans' expected spend, bounded below by
+1/4, so a plan that overspent is scaled down and one that underspent is raised (at most 4 x) to be expected to
+spend default's measured spend, never more.
 
 Needs root (cgroups). ``--quick``: 3 history rounds and 2 test rounds of the two arms default and
 kwiken (7 rounds of 4 jobs; a round takes one to several minutes depending on the machine's load).
@@ -72,7 +74,7 @@ import numpy as np
 from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.history import job_id_of
 from corral_yarn.cluster.rest import Retry
-from corral_yarn.kwiken.speculation import SPECULATIVE, TIMEOUT_MS, Rule, SpeculationSettings, apportion, budget_matching, expected_spend, plan_speculation
+from corral_yarn.kwiken.speculation import SPECULATIVE, TIMEOUT_MS, Rule, SpeculationSettings, apportion, budget_matching, expected_spend, plan_speculation, spend_calibration
 from corral_yarn.minicluster import StartOptions, load_description, start_cluster, stop_cluster
 from corral_yarn.pipeline.catalog import RecurringJob
 from corral_yarn.pipeline.history import history_source
@@ -375,15 +377,9 @@ def arm_order(arms: list[str], k: int) -> list[str]:
     return [first, *(a for a in arms if a not in (first, last)), last]
 
 
-def calibration(spent: float, expected: float) -> float:
-    """An operator's correction for a plan that overspent: the arm's extra container-seconds so far over what its
-    plans expected of those rounds, never below 1 (a plan that spent less is not scaled up past the target)."""
-    return max(1.0, spent / expected) if expected > 0 else 1.0
-
-
 def plan_kwiken(store: HistoryStore, default_runs: list[dict[str, Any]], rule: Rule, factor: float = 1.0) -> tuple[SpeculationSettings, dict[str, Any]]:
     """Kwiken's settings under ``rule`` expected to spend the extra container-seconds per round that default
-    speculation has spent so far, over ``factor`` (``calibration``), and what eq. 5.3's linear cost would have
+    speculation has spent so far, over ``factor`` (``spend_calibration``), and what eq. 5.3's linear cost would have
     planned at the same budget."""
     stages, runs = task_stages(store.runs())
     target = sum(r["extra_container_s"] for r in default_runs) / (len(default_runs) / len(JOBS))
@@ -418,7 +414,7 @@ def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: in
                 if arm in RULES:
                     spent = sum(r["extra_container_s"] for r in by[arm])
                     expected = sum(e[f"{arm}_plan"]["expected_extra_container_s"] for e in per_round if f"{arm}_plan" in e)
-                    plans[arm], entry[f"{arm}_plan"] = plan_kwiken(store, by["default"], RULES[arm], calibration(spent, expected))
+                    plans[arm], entry[f"{arm}_plan"] = plan_kwiken(store, by["default"], RULES[arm], spend_calibration(spent, expected))
                     log.info("Kwiken's plan (%s) %s: %s", arm, entry[f"{arm}_plan"], {j.key: j.properties for j in plans[arm].jobs})
                 props = {key: OFF if arm == "none" else ON if arm == "default" else plans[arm].properties(key) for key in bench.jobs}
                 started = time.monotonic()
@@ -455,7 +451,7 @@ def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: in
         "bench": "kwiken_yarn", "jobs": [dict(zip(("key", "program", "maps", "reduces"), j)) for j in JOBS],
         "slow_node": slow, "cpu_quota": quota, "processes_slowed": moved, "history_rounds": history_rounds, "test_rounds": rounds, "arms": arms,
         "budget_source": "before each Kwiken round: default speculation's extra container-seconds per round so far in this run, "
-                         "over the arm's calibration (its spend so far over its plans' expectation, >= 1), over the history's "
+                         "over the arm's calibration (its spend so far over its plans' expectation, >= 1/4: spend_calibration), over the history's "
                          "container-seconds per round (budget_matching)",
         "extra_fraction": {c: s[c]["extra_fraction"] for c in s},
         "rounds": per_round,

@@ -56,6 +56,7 @@ from corral_yarn.kwiken.curves import CURVE_POINTS, VarianceCurve, reissued, tim
 SETTINGS_SCHEMA = "corral-yarn/kwiken-yarn/v3"
 DRAWS = 4000  # resampled runs of a stage per point of its curve
 BISECTIONS = 14  # halvings of SumVar's budget when fitting it to B
+MAX_RAISE = 4.0  # the most ``spend_calibration`` raises a plan that underspent: one quiet round cannot blow it up
 MIN_SAMPLES = 8  # fewer task durations give no usable tail: the stage gets no budget
 TaskType = Literal["map", "reduce"]
 Rule = Literal["progress", "timeout"]
@@ -171,6 +172,14 @@ def budget_matching(extra_container_s: float, stages: Sequence[TaskStage]) -> fl
     """The budget B whose copies are expected to spend ``extra_container_s`` per run of every job (another
     policy's measured spend, say): over the container-seconds the history's stages keep without copies."""
     return min(1.0, max(0.0, extra_container_s) / sum(s.container_seconds for s in stages))
+
+
+def spend_calibration(spent: float, expected: float, max_raise: float = MAX_RAISE) -> float:
+    """The factor to divide the next plan's target extra container-seconds by: the copies' measured spend so far
+    over what their plans expected (the plan then expects target / factor, which at the measured factor spends
+    the target, never more); at least 1 / ``max_raise``, so a plan that underspent is raised at most that much;
+    1 when nothing was expected (no evidence)."""
+    return max(1.0 / max_raise, spent / expected) if expected > 0 else 1.0
 
 
 def fit_budget(stages: Sequence[TaskStage], curves: Sequence[VarianceCurve], budget: float,

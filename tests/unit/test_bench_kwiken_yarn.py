@@ -1,5 +1,5 @@
 """benchmarks/bench_kwiken_yarn.py's pure parts: what the MR AM knew of an attempt when its copy was decided (from
-real Hadoop 3.5 AM syslog lines), the split of copies, and the spend calibration."""
+real Hadoop 3.5 AM syslog lines), and the split of copies."""
 
 from __future__ import annotations
 
@@ -48,7 +48,3 @@ def test_decision_split_counts_copies_without_progress_and_real_stragglers(bench
     assert {k: split["map"]["progress"][k] for k in ("copies", "no_status", "stragglers", "won")} == {"copies": 1, "no_status": 0, "stragglers": 1, "won": 1}
     assert split["reduce"]["copies"] == 0
 
-
-def test_calibration_scales_only_an_overspending_plan_down(bench):
-    assert bench.calibration(300.0, 150.0) == 2.0
-    assert bench.calibration(100.0, 150.0) == 1.0 and bench.calibration(0.0, 0.0) == 1.0

@@ -22,6 +22,7 @@ from corral_yarn.kwiken.speculation import (
     BISECTIONS, CAP_RUNNING, CAP_TOTAL, ESTIMATOR, KWIKEN_ESTIMATOR, MIN_ELAPSED, MINIMUM_ALLOWED, RETRY_AFTER_SPECULATE, RULE, SCALE, TIMEOUT_MS,
     TIMEOUT_RATIO,
     SpeculationSettings, TaskStage, apportion, budget_matching, copy_spend, extra_fraction, makespan_curve, plan_speculation, settings,
+    spend_calibration,
 )
 from corral_yarn.pipeline.speculation import task_stages, with_speculation
 from estimator.records import JobRun, TaskSample
@@ -179,6 +180,20 @@ def test_task_stages_keep_a_reduces_container_seconds_before_its_reduce_phase() 
     by_name = {s.name: s for s in task_stages(runs)[0]}
     assert list(by_name["wc/reduce"].durations) == [2.0, 2.0, 3.0] and list(by_name["wc/reduce"].lead) == [3.5, 3.5, 0.0]
     assert not by_name["wc/map"].lead.any()
+
+
+def test_spend_calibration_scales_an_overspending_plan_down_and_an_underspending_one_up_within_4x() -> None:
+    assert spend_calibration(300.0, 150.0) == 2.0  # spent twice the plan: a target of 400 s is planned as 200 s
+    assert spend_calibration(100.0, 200.0) == 0.5  # spent half: 400 s planned as 800 s, which at 0.5 spends 400 s
+    assert spend_calibration(30.0, 300.0) == 0.25 and spend_calibration(0.0, 150.0) == 0.25  # raised at most 4 x
+    assert spend_calibration(100.0, 400.0, max_raise=2.0) == 0.5
+    assert spend_calibration(0.0, 0.0) == 1.0 and spend_calibration(50.0, 0.0) == 1.0  # nothing expected: no evidence
+
+
+@given(st.floats(0, 1e5), st.floats(1e-3, 1e5), st.floats(0, 1e5))
+def test_a_calibrated_target_is_expected_to_spend_no_more_than_the_target(spent_s: float, expected_s: float, target: float) -> None:
+    planned = target / spend_calibration(spent_s, expected_s)
+    assert planned * spent_s / expected_s <= target * (1 + 1e-9) and planned <= 4 * target * (1 + 1e-9)
 
 
 def test_budget_matching_another_policys_spend_plans_about_that_many_extra_seconds() -> None:
