@@ -18,8 +18,9 @@ PNG figures (the first model's) go to --out.
 About 10-12 minutes per model on the shared 2 cores; ``--quick`` (the low scenario only, a shorter accuracy curve)
 about a minute per model.
 
-Usage: .venv/bin/python benchmarks/bench_paragon.py [--quick] [--seed N] [--offline N] [--noise X] [--grow-every N]
-       [--truths NAME[,NAME]] [--out DIR]
+Usage: .venv/bin/python benchmarks/bench_paragon.py [--quick] [--seed N] [--offline N] [--noise X] [--second-concept X]
+       [--capacity-exponent X] [--excess-slope X] [--grow-every N] [--truths NAME[,NAME]] [--out DIR]
+Sessions 1-10's ground truth: --noise 0.03 --second-concept 0.1 --capacity-exponent 1 --excess-slope 0.5.
 """
 
 from __future__ import annotations
@@ -53,8 +54,14 @@ def _args() -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--offline", type=int, default=50,
                    help="offline-profiled jobs (dense rows) in the utility matrices; §2.2 uses 50 at 1,000 servers")
-    p.add_argument("--noise", type=non_negative_float, default=0.03,
-                   help="the generator's per-entry noise of log speed (sensitivity only; docs/paragon.md, G7)")
+    p.add_argument("--noise", type=non_negative_float, default=None,
+                   help="the generator's per-entry noise of log speed (default: the truth's, groundtruth.NOISE; sessions 1-10: 0.03)")
+    p.add_argument("--second-concept", type=non_negative_float, default=groundtruth.SECOND_CONCEPT,
+                   help=f"frontier: weight of the second concept (default {groundtruth.SECOND_CONCEPT}; sessions 1-10: 0.1)")
+    p.add_argument("--capacity-exponent", type=non_negative_float, default=groundtruth.CAPACITY_EXPONENT,
+                   help=f"a server's shared resources max(1, cores / 4) ** X (default {groundtruth.CAPACITY_EXPONENT}; sessions 1-10: 1)")
+    p.add_argument("--excess-slope", type=non_negative_float, default=groundtruth.EXCESS_SLOPE,
+                   help=f"degradation per unit of pressure beyond the tolerated score (default {groundtruth.EXCESS_SLOPE}; sessions 1-10: 0.5)")
     p.add_argument("--grow-every", type=positive_int, default=250,
                    help="arrivals between re-decompositions of the grown matrices (grown_matrices; §2.2)")
     p.add_argument("--truths", type=truth_list, default=groundtruth.TRUTHS,
@@ -86,14 +93,21 @@ def accuracy_curve(w: groundtruth.World, sizes: list[int], seed: int) -> dict[st
     return out
 
 
-def table1_setup(seed: int, noise: float, truth: str) -> dict[str, float]:
+def world(args: argparse.Namespace, truth: str, configs: tuple[tuple[str, int, int], ...] = groundtruth.SERVER_CONFIGS) -> groundtruth.World:
+    return groundtruth.world(args.seed, configs, args.noise, truth, second_concept=args.second_concept,
+                             capacity_exponent=args.capacity_exponent, excess_slope=args.excess_slope)
+
+
+def table1_setup(args: argparse.Namespace, truth: str) -> dict[str, float]:
     """Classification on the setup of the paper's Table 1 (§2.2): the local cluster of Table 3 (10 SCs), 20 offline
-    jobs, 1,000 new jobs."""
-    w = groundtruth.world(seed, groundtruth.LOCAL_CLUSTER, noise, truth)
+    jobs, 1,000 new jobs; and the published facts on that cluster (two-profile ceiling on the chosen pair)."""
+    seed = args.seed
+    w = world(args, truth, groundtruth.LOCAL_CLUSTER)
     rng = np.random.default_rng(seed + 1)
     trained = simulate.models(w, 20, rng)
     acc = simulate.classify_workloads(trained, groundtruth.jobs(w, 1000, rng), rng, BATCH).accuracy
-    return {"scs": len(groundtruth.LOCAL_CLUSTER), "offline_jobs": 20, "profile_scs": [groundtruth.LOCAL_CLUSTER[i][0] for i in trained.profile_scs],
+    facts = groundtruth.heterogeneity_facts(w, groundtruth.LOCAL_CLUSTER, FACTS_JOBS, np.random.default_rng(seed + 7), trained.profile_scs)
+    return {"facts": {k: round(v, 4) for k, v in facts.items()}, "scs": len(groundtruth.LOCAL_CLUSTER), "offline_jobs": 20, "profile_scs": [groundtruth.LOCAL_CLUSTER[i][0] for i in trained.profile_scs],
             **{k: round(v, 4) for k, v in acc.items()}}
 
 
@@ -158,12 +172,11 @@ FACTS_JOBS = 5000  # generated jobs per model for its published-fact checks
 def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict:
     """Every figure of the benchmark on one ground-truth model (figures to `out` when given)."""
     start = time.monotonic()
-    w = groundtruth.world(args.seed, noise=args.noise, truth=truth_model)
-    facts = {"ec2": groundtruth.heterogeneity_facts(w, groundtruth.SERVER_CONFIGS, FACTS_JOBS, np.random.default_rng(args.seed + 7)),
-             "table1_setup": groundtruth.heterogeneity_facts(groundtruth.world(args.seed, groundtruth.LOCAL_CLUSTER, args.noise, truth_model),
-                                                             groundtruth.LOCAL_CLUSTER, FACTS_JOBS, np.random.default_rng(args.seed + 7))}
+    w = world(args, truth_model)
     rng = np.random.default_rng(args.seed + 1)
     trained = simulate.models(w, args.offline, rng)
+    facts = {"ec2": groundtruth.heterogeneity_facts(w, groundtruth.SERVER_CONFIGS, FACTS_JOBS, np.random.default_rng(args.seed + 7),
+                                                    trained.profile_scs)}
     scenarios = ["low"] if args.quick else list(simulate.SCENARIOS)
     qos, mean_perf, decision, batch_ms, accuracy, low_perf, exact, headroom, grown, ties = {}, {}, {}, [], None, {}, {}, {}, {}, {}
     oblivious_high = {}
@@ -195,11 +208,14 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
                     "as_written_decision_ms_median": pct(written.decision_ms, 50)}
             grown = grown_matrices(trained, truth, args.grow_every, args.seed)
     curve = accuracy_curve(w, [20, 100] if args.quick else [10, 20, 50, 100, 200], args.seed)
-    table1 = table1_setup(args.seed, args.noise, truth_model)
+    table1 = table1_setup(args, truth_model)
+    facts["table1_setup"] = table1.pop("facts")
     pngs = figures(out, low_perf, curve) if out else []
     paragon_ms = np.concatenate(decision["paragon"])
     return {
-        "truth": truth_model, "heterogeneity_facts": {k: {m: round(v, 4) for m, v in f.items()} for k, f in facts.items()},
+        "truth": truth_model, "constants": {"noise": w.noise, "second_concept": w.second_concept, "capacity_exponent": w.capacity_exponent,
+                                            "excess_slope": w.excess_slope},
+        "heterogeneity_facts": {k: {m: round(v, 4) for m, v in f.items()} for k, f in facts.items()},
         "heterogeneity_oblivious_high_performance": oblivious_high,
         "qos_fraction": qos["low"], "qos_fraction_exact_rows_low": exact, "qos_fraction_by_scenario": qos, "mean_performance_by_scenario": mean_perf,
         "paragon_low_by_tolerated_rule": {"min": {"classified": qos["low"]["paragon"], "exact_rows": exact["paragon"]}, "headroom": headroom},
@@ -222,7 +238,7 @@ def main() -> None:
     truths = {name: measure(args, name, args.out if i == 0 else None) for i, name in enumerate(args.truths)}
     print(json.dumps({
         "benchmark": "paragon", "quick": args.quick, "seed": args.seed, "servers": 1000, "scs": len(groundtruth.SERVER_CONFIGS),
-        "cores": int(groundtruth.servers()[1].sum()), "offline_jobs": args.offline, "noise": args.noise,
+        "cores": int(groundtruth.servers()[1].sum()), "offline_jobs": args.offline,
         **truths[args.truths[0]], "truths": {k: v for k, v in truths.items() if k != args.truths[0]}, "paper": PAPER, "seconds": round(time.monotonic() - start, 1),
     }))
 

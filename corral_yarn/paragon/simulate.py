@@ -6,7 +6,7 @@ times (1 - interference degradation), times the cores it gets over the cores it 
 server is oversubscribed. Degradation (docs/paragon.md): with pressure P_k = the summed caused scores of the
 other jobs on the server over its shared-resource capacity (groundtruth.capacity),
 QOS_LOSS max_k min(1, P_k / t_k) up to tolerance (a tolerated score is the pressure at which the job loses
-5 %, §2.3) plus 0.5 sum_k max(0, P_k - t_k) beyond it.
+5 %, §2.3) plus the world's excess slope (groundtruth.EXCESS_SLOPE) times sum_k max(0, P_k - t_k) beyond it.
 A job meets QoS when its time-averaged performance is >= 0.95 (within 5 % of alone on the best SC).
 Durations are nominal (not stretched by slowdown)."""
 
@@ -121,10 +121,10 @@ def exact_jobs(truth: groundtruth.Truth) -> list[Job]:
 
 def performance(truth: groundtruth.Truth, server_sc: int, server_cores: int, others: list[int], used: int, j: int) -> float:
     """Job j's performance now relative to alone on its best SC (module docstring)."""
-    pressure = truth.caused[others].sum(axis=0) / groundtruth.capacity(np.array(server_cores)) if others \
-        else np.zeros(truth.caused.shape[1])
+    pressure = truth.caused[others].sum(axis=0) / groundtruth.capacity(np.array(server_cores), truth.capacity_exponent) \
+        if others else np.zeros(truth.caused.shape[1])
     t = truth.tolerated[j]
-    degradation = QOS_LOSS * np.max(np.minimum(1, pressure / t)) + 0.5 * np.sum(np.maximum(0, pressure - t))
+    degradation = QOS_LOSS * np.max(np.minimum(1, pressure / t)) + truth.excess_slope * np.sum(np.maximum(0, pressure - t))
     want = int(truth.cores[j])
     share = min(1.0, want * min(1.0, server_cores / used) / min(server_cores, want))  # cores now over cores alone
     return float(truth.speed[j, server_sc] / truth.speed[j].max() * max(0.0, 1 - degradation) * share)
@@ -161,7 +161,7 @@ def run(truth: groundtruth.Truth, jobs: list[Job], scenario: str, scheduler: str
     n, burst, load = SCENARIOS[scenario]
     if len(jobs) != n + burst:
         raise ValueError(f"run: scenario {scenario!r} takes {n + burst} workloads, got {len(jobs)}")
-    sc, cores, cap = groundtruth.servers()
+    sc, cores, cap = groundtruth.servers(truth.capacity_exponent)
     rng = np.random.default_rng(seed)
     at = arrivals(n, burst)
     peak = min(load * cores.sum() / truth.cores.mean(), 0.95 * len(jobs))

