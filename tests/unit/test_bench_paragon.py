@@ -32,3 +32,15 @@ def test_truths_are_distinct_known_names_the_first_is_the_headline() -> None:
     for bad in ("classes,classes", "classes,", ""):
         with pytest.raises(argparse.ArgumentTypeError, match=repr(bad)):
             b.truth_list(bad)
+
+
+def test_sessions_1_to_10s_constants_stay_selectable(monkeypatch) -> None:
+    b = bench()
+    monkeypatch.setattr(sys, "argv", ["bench_paragon.py"])
+    new = b.world(b._args(), "frontier")
+    assert (new.noise, new.second_concept, new.capacity_exponent, new.excess_slope) == (0.0025, 0.0, 0.0, 1.0)
+    assert b.world(b._args(), "classes").noise == 0.03  # classes keeps the noise its scatter was fixed at
+    monkeypatch.setattr(sys, "argv", ["bench_paragon.py", "--noise", "0.03", "--second-concept", "0.1",
+                                      "--capacity-exponent", "1", "--excess-slope", "0.5"])
+    old = b.world(b._args(), "frontier")
+    assert (old.noise, old.second_concept, old.capacity_exponent, old.excess_slope) == (0.03, 0.1, 1.0, 0.5)
