@@ -8,6 +8,7 @@ from __future__ import annotations
 import subprocess
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlparse
 
@@ -96,11 +97,15 @@ def test_tagged_job_runs_every_container_in_its_rack_and_untagged_spreads(minicl
     write_through_datanode(minicluster, rack_b["nodes"][1], f"{source}/words.txt", words, 3)
     racks = rack_of_host(minicluster)
 
-    tagged = run_wordcount(minicluster, f"corral-job:wc-tagged-{run}", [f"corral-racks-0:{rack_b['name']}", f"corral-plan:{run}"],
-                           source, f"/it/java-patch/wc-{run}/tagged")  # fmt: skip
+    # The two jobs run at once: the tagged one holds to rack B while the untagged one may use any rack.
+    with ThreadPoolExecutor(2) as pool:
+        tagged_run = pool.submit(run_wordcount, minicluster, f"corral-job:wc-tagged-{run}",
+                                 [f"corral-racks-0:{rack_b['name']}", f"corral-plan:{run}"], source, f"/it/java-patch/wc-{run}/tagged")
+        untagged_run = pool.submit(run_wordcount, minicluster, f"corral-job:wc-untagged-{run}", [], source,
+                                   f"/it/java-patch/wc-{run}/untagged")
+        tagged, untagged = tagged_run.result(), untagged_run.result()
     tagged_racks = [racks[host] for host in container_hosts(minicluster, tagged)]
     assert len(tagged_racks) >= 1 + 6 + 1  # AM, one map per block, a reducer
     assert set(tagged_racks) == {rack_b["name"]}
 
-    untagged = run_wordcount(minicluster, f"corral-job:wc-untagged-{run}", [], source, f"/it/java-patch/wc-{run}/untagged")
     assert len({racks[host] for host in container_hosts(minicluster, untagged)}) >= 2
