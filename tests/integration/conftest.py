@@ -53,10 +53,16 @@ class ClusterStops:
             stop.result()
 
 
+def _uses(item: pytest.Item, fixture: str) -> bool:
+    return fixture in getattr(item, "fixturenames", ())
+
+
 @pytest.hookimpl(trylast=True)  # after -k/-m/--deselect have removed their tests
 def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.Item]) -> None:
-    """Find the last test, in run order, that uses each session cluster."""
-    last = {name: item.nodeid for item in items for name in SESSION_CLUSTERS if name in getattr(item, "fixturenames", ())}
+    """The tests on ``fault_cluster`` run first (otherwise in their order), so that it and ``minicluster`` never
+    run side by side idle; then find the last test, in run order, that uses each session cluster."""
+    items[:] = [i for i in items if _uses(i, "fault_cluster")] + [i for i in items if not _uses(i, "fault_cluster")]
+    last = {name: item.nodeid for item in items for name in SESSION_CLUSTERS if _uses(item, name)}
     session.stash[LAST_USE] = {}
     for name, nodeid in last.items():
         session.stash[LAST_USE].setdefault(nodeid, []).append(name)

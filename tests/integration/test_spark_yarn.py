@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -65,9 +66,18 @@ def input_url(minicluster: dict[str, Any], cluster: Cluster, tmp_path_factory: p
     return minicluster["namenode_rpc"] + "/it/spark/input"
 
 
-def test_tagged_spark_job_runs_am_and_executors_inside_rj(minicluster: dict[str, Any], cluster: Cluster, input_url: str) -> None:
+@pytest.fixture(scope="module")
+def spark_runs(minicluster: dict[str, Any], input_url: str) -> dict[str, dict[str, Any]]:
+    """The tagged job (a planned job's settings) and the untagged one, submitted at once; R_j has room for both."""
     settings = job_settings(_plan(), "spark-count", recurring_key="spark-count")
-    ran = spark_submit(minicluster, settings.spark_conf(), input_url)
+    with ThreadPoolExecutor(2) as pool:
+        tagged = pool.submit(spark_submit, minicluster, settings.spark_conf(), input_url)
+        untagged = pool.submit(spark_submit, minicluster, {}, input_url)
+        return {"tagged": tagged.result(), "untagged": untagged.result()}
+
+
+def test_tagged_spark_job_runs_am_and_executors_inside_rj(cluster: Cluster, spark_runs: dict[str, dict[str, Any]]) -> None:
+    ran = spark_runs["tagged"]
     rack_of = {n.host: n.rack for n in cluster.rm.nodes()}
     am_hosts = [a.am.node_id.rpartition(":")[0] for a in cluster.rm.attempts(ran["app_id"])]
     racks = [rack_of[h] for h in am_hosts + ran["executor_hosts"]]
@@ -81,8 +91,8 @@ def test_tagged_spark_job_runs_am_and_executors_inside_rj(minicluster: dict[str,
     assert locality.blocks > 1 and locality.blocks_with_replica_in_racks == locality.blocks
 
 
-def test_untagged_spark_job_runs_as_before(minicluster: dict[str, Any], cluster: Cluster, input_url: str) -> None:
-    ran = spark_submit(minicluster, {}, input_url)
+def test_untagged_spark_job_runs_as_before(cluster: Cluster, spark_runs: dict[str, dict[str, Any]]) -> None:
+    ran = spark_runs["untagged"]
     app = cluster.rm.application(ran["app_id"])
     assert app.succeeded and ran["lines"] == LINES and app.corral is None
     assert len(ran["executor_hosts"]) == EXECUTORS
