@@ -34,14 +34,16 @@ class Servers:
 
     Caused scores are measured against a reference server's shared resources; a server with `capacity`
     times those resources (groundtruth.capacity) feels each job's caused score divided by it. `tolerated_rule`
-    "min" is §3.2's text (the minimum of the residents' tolerated scores); "headroom" (an option, not the
-    paper's) is the least of each resident's tolerated score minus what the other residents already cause."""
+    "headroom" (the default since 26 Nov) is the least of each resident's tolerated score minus what the other
+    residents already cause: the reading under which §3.2's "D_1 and D_2 ... exactly zero ... implies that there
+    is no negative impact from interference between new and existing applications" holds; "min" is the sentence
+    taken literally (the minimum of the residents' tolerated scores), selectable."""
 
     sc: np.ndarray
     cores: np.ndarray
     capacity: np.ndarray
     n_soi: int
-    tolerated_rule: str = "min"
+    tolerated_rule: str = "headroom"
     used: np.ndarray = field(init=False)
     caused: np.ndarray = field(init=False)
     tolerated: np.ndarray = field(init=False)
@@ -77,7 +79,7 @@ class Servers:
             self.tolerated[server] = 1.0
         elif self.tolerated_rule == "min":  # §3.2: "the sensitivity to tolerated interference is the minimum of these values"
             self.tolerated[server] = np.min([t for t, _ in rest], axis=0)
-        else:  # headroom: t_r minus the pressure of the other residents, the least over r
+        else:  # headroom (§3.2: D_1 = 0 means no negative impact): t_r minus the other residents' pressure, least over r
             self.tolerated[server] = np.min([t - (self.caused[server] - c) for t, c in rest], axis=0)
         self.hashed[server] = hash_scores(self.tolerated[server])
 

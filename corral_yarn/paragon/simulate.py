@@ -155,9 +155,9 @@ def mean_duration(n: int, peak_jobs: float) -> float:
     return (lo + hi) / 2
 
 
-def run(truth: groundtruth.Truth, jobs: list[Job], scenario: str, scheduler: str, seed: int, tolerated_rule: str = "min") -> Outcome:
+def run(truth: groundtruth.Truth, jobs: list[Job], scenario: str, scheduler: str, seed: int, tolerated_rule: str = "headroom") -> Outcome:
     """The scenario's arrivals, nominal durations sized so that required cores reach the scenario's load; the servers'
-    tolerated score by `tolerated_rule` (schedule.TOLERATED_RULES: §3.2's "min" unless told)."""
+    tolerated score by `tolerated_rule` (schedule.TOLERATED_RULES: "headroom" unless told)."""
     n, burst, load = SCENARIOS[scenario]
     if len(jobs) != n + burst:
         raise ValueError(f"run: scenario {scenario!r} takes {n + burst} workloads, got {len(jobs)}")

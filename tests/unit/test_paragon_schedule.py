@@ -14,9 +14,10 @@ NO_TIMEOUT = math.inf  # the search's logic, not its wall-clock timeout: a 50 ms
 # fired the timeout mid-search and failed these tests (reproduced with a clock that steps 30 ms per read)
 
 
-def cluster(sc: list[int], cores: list[int] | None = None, n_soi: int = 3, rule: str = "min") -> s.Servers:
+def cluster(sc: list[int], cores: list[int] | None = None, n_soi: int = 3, rule: str | None = None) -> s.Servers:
     cores = cores or [4] * len(sc)
-    return s.Servers(sc=np.array(sc), cores=np.array(cores), capacity=np.ones(len(sc)), n_soi=n_soi, tolerated_rule=rule)
+    extra = {} if rule is None else {"tolerated_rule": rule}
+    return s.Servers(sc=np.array(sc), cores=np.array(cores), capacity=np.ones(len(sc)), n_soi=n_soi, **extra)
 
 
 def job(best: int, tolerated: list[float], caused: list[float], n_sc: int = 2, cores: int = 1) -> s.Job:
@@ -25,8 +26,8 @@ def job(best: int, tolerated: list[float], caused: list[float], n_sc: int = 2, c
     return s.Job(sc_score=score, tolerated=np.array(tolerated), caused=np.array(caused), cores=cores)
 
 
-def test_server_sensitivity_is_min_tolerated_and_sum_caused() -> None:
-    servers = cluster([0])
+def test_server_sensitivity_as_written_is_min_tolerated_and_sum_caused() -> None:
+    servers = cluster([0], rule="min")
     servers.place(0, 1, 1, np.array([0.5, 0.9, 0.7]), np.array([0.1, 0.2, 0.0]))
     servers.place(0, 2, 1, np.array([0.8, 0.4, 0.7]), np.array([0.1, 0.1, 0.3]))
     np.testing.assert_allclose(servers.tolerated[0], [0.5, 0.4, 0.7])
@@ -36,8 +37,9 @@ def test_server_sensitivity_is_min_tolerated_and_sum_caused() -> None:
     np.testing.assert_allclose(servers.caused[0], [0.1, 0.2, 0.0])
 
 
-def test_the_headroom_option_subtracts_what_the_other_residents_cause() -> None:
-    servers = cluster([0], rule="headroom")
+def test_the_default_headroom_subtracts_what_the_other_residents_cause() -> None:
+    servers = cluster([0])
+    assert servers.tolerated_rule == "headroom"
     servers.place(0, 1, 1, np.array([0.5, 0.9, 0.7]), np.array([0.1, 0.2, 0.0]))
     np.testing.assert_allclose(servers.tolerated[0], [0.5, 0.9, 0.7])  # alone: nothing else presses on it
     servers.place(0, 2, 1, np.array([0.8, 0.4, 0.7]), np.array([0.1, 0.1, 0.3]))
