@@ -58,6 +58,7 @@ DRAWS = 4000  # resampled runs of a stage per point of its curve
 BISECTIONS = 14  # halvings of SumVar's budget when fitting it to B
 MAX_RAISE = 4.0  # the most ``spend_calibration`` raises a plan that underspent: one quiet round cannot blow it up
 MIN_SAMPLES = 8  # fewer task durations give no usable tail: the stage gets no budget
+MAX_REISSUE = 0.5  # a copy is for a straggler: T_s is never below the stage's median duration (r_s <= 0.5)
 TaskType = Literal["map", "reduce"]
 Rule = Literal["progress", "timeout"]
 Scale = Literal["relative", "absolute"]
@@ -118,13 +119,14 @@ class TaskStage:
 
 def makespan_curve(stage: TaskStage, rng: np.random.Generator, points: int = CURVE_POINTS, draws: int = DRAWS) -> VarianceCurve:
     """V_s(r): the variance of max_i X_i over the stage's N tasks, X_i > T (the (1 - r) quantile, §3.2.2) made
-    min(X_i, T + L'_i + X'_i) by a copy started at T that runs a whole attempt (``TaskStage.attempts``)."""
+    min(X_i, T + L'_i + X'_i) by a copy started at T that runs a whole attempt (``TaskStage.attempts``); r up to
+    MAX_REISSUE, so SumVar never times a stage out below its median (at r = 1 every task was copied at launch)."""
     x = np.sort(np.asarray(stage.durations, dtype=np.float64))
     runs, copies = rng.choice(x, size=(draws, stage.tasks)), stage.attempts(rng.integers(0, x.size, size=(draws, stage.tasks)))
     if not stage.speculatable:
         v0 = float(runs.max(axis=1).var())
         return VarianceCurve.of(np.array([0.0, 1.0]), np.array([v0, v0]))
-    r = np.unique(np.concatenate([[0.0], np.geomspace(1.0 / x.size, 1.0, points)]))
+    r = np.unique(np.concatenate([[0.0], np.geomspace(1.0 / x.size, MAX_REISSUE, points)]))
     v = np.array([reissued(runs, copies, t).max(axis=1).var() for t in (timeout(x, f) for f in r)])
     return VarianceCurve.of(r, v)
 

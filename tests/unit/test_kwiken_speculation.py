@@ -19,7 +19,7 @@ from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.errors import InputError
 from corral_yarn.kwiken.apportion import spent, sumvar
 from corral_yarn.kwiken.speculation import (
-    BISECTIONS, CAP_RUNNING, CAP_TOTAL, ESTIMATOR, KWIKEN_ESTIMATOR, MIN_ELAPSED, MINIMUM_ALLOWED, RETRY_AFTER_SPECULATE, RULE, SCALE, TIMEOUT_MS,
+    BISECTIONS, CAP_RUNNING, CAP_TOTAL, ESTIMATOR, KWIKEN_ESTIMATOR, MAX_REISSUE, MIN_ELAPSED, MINIMUM_ALLOWED, RETRY_AFTER_SPECULATE, RULE, SCALE, TIMEOUT_MS,
     TIMEOUT_RATIO,
     SpeculationSettings, TaskStage, apportion, budget_matching, copy_spend, extra_fraction, makespan_curve, plan_speculation, settings,
     spend_calibration,
@@ -60,6 +60,20 @@ def test_both_rules_are_planned_with_copies_started_at_the_timeout() -> None:
     assert [j.stages for j in progress.jobs] == [j.stages for j in thesis.jobs]
     assert {j.properties[RULE] for j in progress.jobs if RULE in j.properties} == {"progress"}
     assert {j.properties[RULE] for j in thesis.jobs if RULE in j.properties} == {"timeout"}
+
+
+def test_no_budget_times_a_stage_out_below_its_median() -> None:
+    # session 11's run E: a raised budget bought r = 1, T_s = 0, and every map of that job was copied at launch
+    rng = np.random.default_rng(4)
+    durations = rng.lognormal(3, 0.3, 30) * np.where(rng.random(30) < 0.2, 3.0, 1.0)
+    stages = [TaskStage("grep", "map", 6, durations), TaskStage("wc", "map", 8, rng.lognormal(3, 0.2, 30))]
+    plan = plan_speculation(stages, 1.0, runs=3)
+    planned = {job.key: job.stages[0] for job in plan.jobs}
+    assert max(p.reissue_fraction for p in planned.values()) == pytest.approx(MAX_REISSUE, abs=0.05)  # the budget is ample
+    for stage in stages:
+        if planned[stage.job].reissue_fraction > 0:
+            assert planned[stage.job].timeout_s >= np.sort(stage.durations)[stage.durations.size // 2 - 1]
+    assert makespan_curve(stages[0], np.random.default_rng(0)).r.max() == MAX_REISSUE
 
 
 def test_constant_and_little_known_stages_get_no_budget() -> None:
