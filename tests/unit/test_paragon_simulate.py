@@ -83,9 +83,11 @@ def test_with_exact_classification_paragon_beats_the_baselines_that_ignore_a_dim
     assert jobs[7].cores == t.cores[7] and np.array_equal(jobs[7].sc_score, np.log(t.speed[7]))
     names = ("paragon", "heterogeneity_oblivious", "interference_oblivious", "random")
     qos = {name: sim.run(t, jobs, "low", name, seed=0).qos_fraction for name in names}
-    # measured 0.80 / 0.28 / 0.71 / 0.14 (session 11's interference, Fig. 1's 34 %; sessions 1-10's weak one: P 0.95 > NI)
-    assert qos["paragon"] > 0.75 and qos["paragon"] > qos["heterogeneity_oblivious"] + 0.3 and qos["paragon"] > qos["random"] + 0.3
-    assert qos["paragon"] > qos["interference_oblivious"] + 0.05
+    # measured 0.96 / 0.30 / 0.71 / 0.14 (session 11's interference, Fig. 1's 34 %, the least-headroom server state;
+    # with the literal minimum Paragon's is 0.80)
+    assert qos["paragon"] > 0.9 and qos["paragon"] > qos["heterogeneity_oblivious"] + 0.3 and qos["paragon"] > qos["random"] + 0.3
+    assert qos["paragon"] > qos["interference_oblivious"] + 0.15
+    assert sim.run(t, jobs, "low", "paragon", seed=0, tolerated_rule="min").qos_fraction < qos["paragon"]
 
 
 def test_classified_workloads_come_only_from_profiles_and_bad_input_is_named() -> None:
