@@ -1,27 +1,62 @@
 """The Params and the Asset the two DAGs share (imported by the DAG files; light: no I/O, no clients).
 
-``home`` defaults to ``$CORRAL_PIPELINE_HOME`` (the demo sets it to ``.corral/pipeline``).
+``home`` defaults to ``$CORRAL_PIPELINE_HOME`` (the demo sets it to ``.corral/pipeline``). Two timings are
+read from the environment when a DAG file is parsed (they are the tasks' own arguments, not run Params):
+``$CORRAL_PIPELINE_RETRY_DELAY_S`` (every task's ``retry_delay``; default: each DAG's own) and
+``$CORRAL_PIPELINE_POLL_INTERVAL_S`` (how often the triggerer polls a running YARN application; default 10 s).
 """
 
 from __future__ import annotations
 
+import math
 import os
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from airflow.sdk import Asset, Param
 
+from corral_yarn.errors import InputError
+
 # Updated by the planning DAG's publish task; schedules the run DAG.
 PUBLISHED_PLAN = Asset(name="corral_published_plan", uri="corral://plans/latest")
 
+RETRY_DELAY_ENV = "CORRAL_PIPELINE_RETRY_DELAY_S"
+POLL_INTERVAL_ENV = "CORRAL_PIPELINE_POLL_INTERVAL_S"
+# A holding run's 2 retry delays plus the 6 h wait on a job must stay within the period lock's 7 h staleness (docs/pipeline.md).
+MAX_RETRY_DELAY_S = 1800.0
+POLL_INTERVAL_S = 10.0
+
+
+def seconds_setting(name: str, default: float, maximum: float = math.inf) -> float:
+    """The environment variable ``name`` as seconds in (0, maximum]; ``default`` when it is unset or empty."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and 0 < seconds <= maximum):
+        bound = "" if math.isinf(maximum) else f" and at most {maximum:g}"
+        raise InputError(f"{raw!r} must be a number of seconds > 0{bound}", field=name)
+    return seconds
+
+
+def poll_interval_s() -> float:
+    """How often the triggerer polls a running YARN application: ``$CORRAL_PIPELINE_POLL_INTERVAL_S``, default 10 s."""
+    return seconds_setting(POLL_INTERVAL_ENV, POLL_INTERVAL_S)
+
 
 def dag_defaults(retry_delay_s: float) -> dict[str, Any]:
-    """What both DAGs share: no catch-up, one run at a time, retried tasks, the 'corral' tag."""
+    """What both DAGs share: no catch-up, one run at a time, retried tasks, the 'corral' tag.
+
+    The tasks' retry delay is ``retry_delay_s`` unless ``$CORRAL_PIPELINE_RETRY_DELAY_S`` sets it."""
+    delay = seconds_setting(RETRY_DELAY_ENV, retry_delay_s, maximum=MAX_RETRY_DELAY_S)
     return {
         "start_date": datetime(2026, 1, 1, tzinfo=timezone.utc),
         "catchup": False,
         "max_active_runs": 1,
-        "default_args": {"retries": 2, "retry_delay": timedelta(seconds=retry_delay_s)},
+        "default_args": {"retries": 2, "retry_delay": timedelta(seconds=delay)},
         "tags": ["corral"],
     }
 

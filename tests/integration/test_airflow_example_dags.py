@@ -1,7 +1,8 @@
 """``airflow dags test example_corral_operators`` on the embedded cluster: the provider's operators in a user's
 DAG plan two recurring jobs, upload their input into R_j, submit them with R_j and p_j and wait for them through
 the deferrable sensor (the trigger runs in line, as a triggerer would run it); each job ran inside its R_j (a
-strict subset of the racks), was submitted once, and XCom holds only references and small JSON records.
+strict subset of the racks), was submitted once, and XCom holds only references and small JSON records. The
+trigger polls every 2 s (``$CORRAL_PIPELINE_POLL_INTERVAL_S``, docs/pipeline.md) instead of 10 s.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pytest
 from corral_yarn.cluster import Cluster
 from corral_yarn.pipeline import execution
 from corral_yarn.pipeline.catalog import Catalog
+from corral_yarn.pipeline.dag_params import POLL_INTERVAL_ENV
 from corral_yarn.pipeline.demo import DemoPaths, LocalAirflow, prepare, today
 from corral_yarn.pipeline.planning import load_published
 
@@ -41,8 +43,10 @@ def operators_dag(minicluster: dict[str, Any], tmp_path_factory: pytest.TempPath
     airflow = LocalAirflow(paths, minicluster)
     airflow.migrate()
     began = time.monotonic()
-    airflow.test_dag("example_corral_operators", {"home": str(settings.home), "plans_dir": settings.plans_dir,
-                                                  "runs_dir": settings.runs_dir}, logical_date=start)
+    with pytest.MonkeyPatch.context() as env:  # the airflow command inherits this environment
+        env.setenv(POLL_INTERVAL_ENV, "2")
+        airflow.test_dag("example_corral_operators", {"home": str(settings.home), "plans_dir": settings.plans_dir,
+                                                      "runs_dir": settings.runs_dir}, logical_date=start)
     print(f"airflow dags test example_corral_operators: {time.monotonic() - began:.1f} s")  # the figure docs/pipeline.md quotes
     cluster = Cluster.from_description(minicluster, progress=False)
     published = load_published(cluster, settings)

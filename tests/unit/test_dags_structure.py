@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,9 @@ os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(DAGS)
 from airflow.dag_processing.dagbag import DagBag  # noqa: E402  (after AIRFLOW_HOME is set)
 from airflow.sdk import TriggerRule  # noqa: E402
 from airflow.sdk.exceptions import ParamValidationError  # noqa: E402
+
+from corral_yarn.errors import InputError  # noqa: E402
+from corral_yarn.pipeline.dag_params import POLL_INTERVAL_ENV, RETRY_DELAY_ENV, dag_defaults, poll_interval_s  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -114,3 +118,53 @@ def test_params_are_validated_before_a_run(dagbag: DagBag, dag_id: str, conf: di
 def test_endpoints_are_airflow_connections_not_literals() -> None:
     text = "".join(p.read_text() for p in DAGS.glob("*.py"))
     assert "http://" not in text and "hdfs://" not in text and "localhost" not in text
+
+
+# --- the timings read from the environment when the DAG files are parsed (docs/pipeline.md, "Params") ----------------
+
+def test_unset_timings_keep_each_dags_own_retry_delay_and_the_10_s_poll(dagbag: DagBag) -> None:
+    assert RETRY_DELAY_ENV not in os.environ and POLL_INTERVAL_ENV not in os.environ
+    delays = {dag_id: {t.retry_delay for t in dag.tasks} for dag_id, dag in dagbag.dags.items()}
+    assert delays == {"corral_plan": {timedelta(seconds=30)}, "corral_run": {timedelta(seconds=20)}}
+    assert {t.retries for t in dagbag.dags["corral_plan"].tasks} == {2}
+    assert dagbag.dags["corral_run"].task_dict["run_job.wait_for_job"].poll_interval == 10.0
+
+
+def test_the_environment_sets_every_tasks_retry_delay_and_the_triggers_poll(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(RETRY_DELAY_ENV, "2")
+    monkeypatch.setenv(POLL_INTERVAL_ENV, " 1.5 ")
+    bag = DagBag(str(DAGS))
+    assert bag.import_errors == {}
+    assert {t.retry_delay for dag in bag.dags.values() for t in dag.tasks} == {timedelta(seconds=2)}
+    assert {t.retries for t in bag.dags["corral_plan"].tasks} == {2}  # the same retries, sooner
+    wait = bag.dags["corral_run"].task_dict["run_job.wait_for_job"]
+    assert (wait.poll_interval, wait.retries) == (1.5, 0)
+
+
+@pytest.mark.parametrize(("name", "value", "message"), [
+    (RETRY_DELAY_ENV, "0", "CORRAL_PIPELINE_RETRY_DELAY_S: '0' must be a number of seconds > 0 and at most 1800"),
+    (RETRY_DELAY_ENV, "-5", "CORRAL_PIPELINE_RETRY_DELAY_S: '-5' must be a number of seconds > 0 and at most 1800"),
+    (RETRY_DELAY_ENV, "1801", "CORRAL_PIPELINE_RETRY_DELAY_S: '1801' must be a number of seconds > 0 and at most 1800"),
+    (RETRY_DELAY_ENV, "20s", "CORRAL_PIPELINE_RETRY_DELAY_S: '20s' must be a number of seconds"),
+    (POLL_INTERVAL_ENV, "nan", "CORRAL_PIPELINE_POLL_INTERVAL_S: 'nan' must be a number of seconds > 0"),
+    (POLL_INTERVAL_ENV, "inf", "CORRAL_PIPELINE_POLL_INTERVAL_S: 'inf' must be a number of seconds > 0"),
+    (POLL_INTERVAL_ENV, "0", "CORRAL_PIPELINE_POLL_INTERVAL_S: '0' must be a number of seconds > 0"),
+])
+def test_a_bad_timing_is_refused_naming_its_variable(monkeypatch: pytest.MonkeyPatch, name: str, value: str, message: str) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(InputError) as raised:
+        dag_defaults(20) if name == RETRY_DELAY_ENV else poll_interval_s()
+    assert str(raised.value).startswith(message) and raised.value.field == name
+
+
+def test_a_bad_timing_fails_the_dag_files_import_naming_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(RETRY_DELAY_ENV, "soon")
+    bag = DagBag(str(DAGS))
+    assert sorted(Path(f).name for f in bag.import_errors) == ["corral_plan.py", "corral_run.py"]
+    assert all("CORRAL_PIPELINE_RETRY_DELAY_S: 'soon' must be a number of seconds" in e for e in bag.import_errors.values())
+
+
+def test_an_empty_timing_is_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(RETRY_DELAY_ENV, "")
+    monkeypatch.setenv(POLL_INTERVAL_ENV, "  ")
+    assert (dag_defaults(20)["default_args"]["retry_delay"], poll_interval_s()) == (timedelta(seconds=20), 10.0)

@@ -19,7 +19,7 @@ from airflow.sdk import TriggerRule, dag, get_current_context, task, task_group
 
 from corral_yarn.airflow.operators import (CorralSubmitOperator, CorralUploadOperator, PlannedStartSensor, YarnApplicationSensor,
                                            pipeline_run_id)
-from corral_yarn.pipeline.dag_params import PUBLISHED_PLAN, dag_defaults, run_params
+from corral_yarn.pipeline.dag_params import PUBLISHED_PLAN, dag_defaults, poll_interval_s, run_params
 
 JOB_NAME = "{{ task.run['name'] }}"  # each mapped group's label in the UI: the planned job's name
 
@@ -50,7 +50,7 @@ def corral_run() -> None:
         submitted = CorralSubmitOperator(task_id="submit", run=uploaded.output, map_index_template=JOB_NAME,
                                          doc_md="Submit the MapReduce job with R_j as tags and priority p_j; an application "
                                                 "already tagged with this plan and job is reused, never submitted twice.")
-        waited = YarnApplicationSensor(task_id="wait_for_job", application_id=submitted.output["app_id"], poll_interval=10,
+        waited = YarnApplicationSensor(task_id="wait_for_job", application_id=submitted.output["app_id"], poll_interval=poll_interval_s(),
                                        timeout=timedelta(hours=6).total_seconds(), retries=0,
                                        doc_md="Until the application ends, polled by the triggerer (no worker slot held); "
                                               "fails with the RM's diagnostics unless it SUCCEEDED.")

@@ -12,7 +12,7 @@ from typing import Any
 from airflow.sdk import dag, task
 
 from corral_yarn.airflow.operators import CorralPlanOperator, CorralSubmitOperator, CorralUploadOperator, YarnApplicationSensor
-from corral_yarn.pipeline.dag_params import common_params, dag_defaults
+from corral_yarn.pipeline.dag_params import common_params, dag_defaults, poll_interval_s
 
 HOME = "{{ params.home }}"
 
@@ -37,7 +37,8 @@ def example_corral_operators() -> None:
     runs = planned_jobs(plan.output)
     uploaded = CorralUploadOperator.partial(task_id="upload", doc_md="Put the job's input with a replica in R_j.").expand(run=runs)
     submitted = CorralSubmitOperator.partial(task_id="submit", doc_md="Submit with R_j as tags and priority p_j.").expand(run=uploaded.output)
-    YarnApplicationSensor.partial(task_id="wait_for_job", poll_interval=10, doc_md="Wait on the triggerer, no worker slot.").expand(
+    YarnApplicationSensor.partial(task_id="wait_for_job", poll_interval=poll_interval_s(),
+                                  doc_md="Wait on the triggerer, no worker slot.").expand(
         application_id=submitted.output.map(lambda run: run["app_id"]))
 
 
