@@ -7,6 +7,8 @@ Fault-injection tests (``test_fault_*.py``, docs/reliability.md) get a cluster o
 ``fault_cluster``, started only when one of them runs, and stop and start its daemons through
 ``faults``, which restores every daemon a test stopped when the test ends.
 
+The two Airflow modules start from copies of one Airflow database migrated once (``migrated_airflow_db``).
+
 A cluster's stop mostly waits for its daemons to shut down (about 17 s), so it runs in the background
 (``cluster_stops``) while the next tests run; a session cluster's stop begins right after the last test that
 uses it, and the session ends once every stop has finished.
@@ -23,6 +25,7 @@ from typing import Any
 import pytest
 
 from corral_yarn.minicluster import StartOptions, control, load_description, start_cluster, stop_cluster
+from corral_yarn.pipeline.demo import DemoPaths, LocalAirflow
 
 
 SESSION_CLUSTERS = ("minicluster", "fault_cluster")
@@ -109,6 +112,16 @@ def secure_cluster(tmp_path_factory: pytest.TempPathFactory, cluster_stops: Clus
     stopped after it; reuse one started by hand (``start --secure``) with ``CORRAL_SECURE_CLUSTER_JSON``."""
     yield from _cluster(tmp_path_factory, cluster_stops, "secure_cluster", "CORRAL_SECURE_CLUSTER_JSON", "secure",
                         secure=True, timeout_s=600)
+
+
+@pytest.fixture(scope="session")
+def migrated_airflow_db(minicluster: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An Airflow metadata database (SQLite, ``airflow db migrate``) migrated once per session: copy it to
+    ``<AIRFLOW_HOME>/airflow.db`` instead of migrating again (each module's own runs stay in its own copy)."""
+    root = tmp_path_factory.mktemp("airflow-db")
+    paths = DemoPaths(airflow_home=root / "airflow", pipeline_home=root / "pipeline")
+    LocalAirflow(paths, minicluster).migrate()
+    return paths.airflow_home / "airflow.db"
 
 
 def _cluster(tmp_path_factory: pytest.TempPathFactory, stops: ClusterStops, fixture: str, reuse_env: str, name: str,

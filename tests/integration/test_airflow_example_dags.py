@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import sqlite3
 import time
 from datetime import datetime
@@ -33,7 +34,7 @@ XCOM_LIMIT = 4096  # bytes: a reference or a small record, never a plan or a dat
 
 
 @pytest.fixture(scope="module")
-def operators_dag(minicluster: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def operators_dag(minicluster: dict[str, Any], migrated_airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("example-dags")
     prefix = f"/it-example-dags-{random.randrange(10**6)}"
     paths = DemoPaths(airflow_home=root / "airflow", pipeline_home=root / "pipeline", plans_dir=f"{prefix}/plans",
@@ -41,7 +42,8 @@ def operators_dag(minicluster: dict[str, Any], tmp_path_factory: pytest.TempPath
     start = today()
     settings = prepare(paths, minicluster, start, keys=JOBS)
     airflow = LocalAirflow(paths, minicluster)
-    airflow.migrate()
+    paths.airflow_home.mkdir(parents=True)
+    shutil.copy(migrated_airflow_db, paths.airflow_home / "airflow.db")
     began = time.monotonic()
     with pytest.MonkeyPatch.context() as env:  # the airflow command inherits this environment
         env.setenv(POLL_INTERVAL_ENV, "2")

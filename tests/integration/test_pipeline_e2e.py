@@ -33,7 +33,7 @@ SHORT_WAITS = {RETRY_DELAY_ENV: "2", POLL_INTERVAL_ENV: "2"}  # seconds
 
 
 @pytest.fixture(scope="module")
-def pipeline(minicluster: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def pipeline(minicluster: dict[str, Any], migrated_airflow_db: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("pipeline")
     prefix = f"/it-pipeline-{random.randrange(10**6)}"
     paths = DemoPaths(airflow_home=root / "airflow", pipeline_home=root / "pipeline", plans_dir=f"{prefix}/plans", runs_dir=f"{prefix}/runs")
@@ -43,10 +43,11 @@ def pipeline(minicluster: dict[str, Any], tmp_path_factory: pytest.TempPathFacto
     missing_input = catalog.entry(MISSING).input_dir(start + dict((j.key, j.time_of_day) for j in demo_workload.DEMO_JOBS)[MISSING])
     shutil.rmtree(missing_input)
     airflow = LocalAirflow(paths, minicluster)
+    paths.airflow_home.mkdir(parents=True)
+    shutil.copy(migrated_airflow_db, paths.airflow_home / "airflow.db")
     with pytest.MonkeyPatch.context() as env:  # the airflow commands inherit this environment
         for name, value in SHORT_WAITS.items():
             env.setenv(name, value)
-        airflow.migrate()
         airflow.test_dag("corral_plan", plan_conf(settings, start, "batch"))
         with pytest.raises(PipelineRunError, match="corral_run"):
             airflow.test_dag("corral_run", run_conf(settings))
