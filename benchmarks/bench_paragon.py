@@ -12,6 +12,9 @@ against the jobs seen and QoS, with and without, on the same profiles), and Para
 as §3.2's sentence reads literally (the residents' minimum, `tolerated_rule` "min") beside the default (their least
 headroom, the reading under which §3.2's D_1 = D_2 = 0 means no negative impact), and the
 statistical variant as §3.2 writes its ring (one point per hashed score) beside the default (ties spread, not the paper's).
+In every scenario, Paragon with §3.4's monitor (a server holding a job whose measured performance deviates from its
+prediction takes no new workloads) and with its migration too (`paragon_monitor_by_scenario`; off by default), and on
+the low scenario's exact rows.
 Every figure is measured once per ground-truth model of `--truths` (groundtruth.TRUTHS; `truths.<name>`, with the
 published facts each model is checked against, `heterogeneity_facts`): the top-level keys are the first model's, `truths.<name>` the others'.
 PNG figures (the first model's) go to --out.
@@ -146,6 +149,20 @@ def grown_matrices(trained: simulate.Trained, truth: groundtruth.Truth, every: i
     return out
 
 
+MONITOR = {"monitor": (True, False), "monitor_migrate": (True, True)}  # §3.4's remedies (simulate.run), not the default
+
+
+def monitoring(truth: groundtruth.Truth, jobs: list, scenario: str, seed: int) -> dict:
+    """Paragon (greedy) with §3.4's monitor, and with its migration too: QoS, mean performance and migrations."""
+    out = {}
+    for name, (monitor, migrate) in MONITOR.items():
+        o = simulate.run(truth, jobs, scenario, "paragon", seed=seed, monitor=monitor, migrate=migrate)
+        out[name] = {"qos": round(o.qos_fraction, 4), "mean_performance": round(float(o.performance.mean()), 4),
+                     "migrations": o.migrations}
+        print(f"{scenario} paragon {name}: {out[name]}", file=sys.stderr)
+    return out
+
+
 def figures(out: str, perf: dict[str, np.ndarray], curve: dict[str, dict[str, float]]) -> list[str]:
     os.makedirs(out, exist_ok=True)
     fig = Figure(figsize=(6, 4))
@@ -180,7 +197,7 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
                                                     trained.profile_scs)}
     scenarios = ["low"] if args.quick else list(simulate.SCENARIOS)
     qos, mean_perf, decision, batch_ms, accuracy, low_perf, exact, literal, grown, ties = {}, {}, {}, [], None, {}, {}, {}, {}, {}
-    oblivious_high = {}
+    oblivious_high, monitored = {}, {}
     for scenario in scenarios:
         n, burst, _ = simulate.SCENARIOS[scenario]
         truth = groundtruth.jobs(w, n + burst, rng)
@@ -198,6 +215,7 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
             if scenario == "high" and scheduler == "heterogeneity_oblivious":  # Fig. 1: 5,000 applications
                 oblivious_high = {"mean": round(float(outcome.performance.mean()), 4), "p1": pct(outcome.performance, 1)}
             print(f"{truth_model} {scenario} {scheduler}: qos {outcome.qos_fraction:.3f}, {time.monotonic() - start:.0f} s", file=sys.stderr)
+        monitored[scenario] = monitoring(truth, classified.jobs, scenario, args.seed)
         if scenario == "low":  # the scheduler alone: the same workloads with their exact rows (oracle classification)
             exact = {s: round(simulate.run(truth, simulate.exact_jobs(truth), scenario, s, seed=args.seed).qos_fraction, 4)
                      for s in ("paragon", "interference_oblivious")}
@@ -208,6 +226,7 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
             ties = {"spread (default)": qos["low"]["paragon_statistical"], "as_written": round(written.qos_fraction, 4),
                     "as_written_decision_ms_median": pct(written.decision_ms, 50)}
             grown = grown_matrices(trained, truth, args.grow_every, args.seed)
+            monitored["low_exact_rows"] = monitoring(truth, simulate.exact_jobs(truth), scenario, args.seed)
     curve = accuracy_curve(w, [20, 100] if args.quick else [10, 20, 50, 100, 200], args.seed)
     table1 = table1_setup(args, truth_model)
     facts["table1_setup"] = table1.pop("facts")
@@ -221,7 +240,7 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
         "qos_fraction": qos["low"], "qos_fraction_exact_rows_low": exact, "qos_fraction_by_scenario": qos, "mean_performance_by_scenario": mean_perf,
         "paragon_low_by_tolerated_rule": {"headroom (default)": {"classified": qos["low"]["paragon"], "exact_rows": exact["paragon"]},
                                          "min": literal},
-        "paragon_statistical_low_by_ties": ties, "grown_matrices": grown,
+        "paragon_statistical_low_by_ties": ties, "grown_matrices": grown, "paragon_monitor_by_scenario": monitored,
         "classification": {k: round(v, 4) for k, v in accuracy.items()},
         "accuracy_vs_offline_jobs": curve, "classification_table1_setup": table1,
         "profile_scs": [groundtruth.SERVER_CONFIGS[i][0] for i in trained.profile_scs],

@@ -49,6 +49,8 @@ class Servers:
     tolerated: np.ndarray = field(init=False)
     hashed: np.ndarray = field(init=False)  # servers x SoIs: h_k(tolerated score), recomputed when the load changes
     residents: list[dict[int, tuple[np.ndarray, np.ndarray]]] = field(init=False)  # job id -> (tolerated, caused / capacity)
+    deviating: np.ndarray = field(init=False)  # per server: residents whose monitored performance deviated (§3.4)
+    flagged: set[int] = field(init=False)  # the jobs whose monitored performance deviated, while they run
 
     def __post_init__(self) -> None:
         if self.tolerated_rule not in TOLERATED_RULES:
@@ -59,6 +61,8 @@ class Servers:
         empty = hash_scores(np.ones(self.n_soi))  # §3.2: hashed once, unless the load of a server changes
         self.hashed = np.tile(empty, (self.sc.size, 1))
         self.residents = [{} for _ in range(self.sc.size)]
+        self.deviating = np.zeros(self.sc.size, dtype=int)
+        self.flagged = set()
 
     def place(self, server: int, job: int, cores: int, tolerated: np.ndarray, caused: np.ndarray) -> None:
         self.used[server] += cores
@@ -70,7 +74,17 @@ class Servers:
         self.used[server] -= cores
         self.caused[server] -= caused / self.capacity[server]
         del self.residents[server][job]
+        if job in self.flagged:
+            self.flagged.discard(job)
+            self.deviating[server] -= 1
         self._update(server)
+
+    def flag(self, server: int, job: int) -> None:
+        """§3.4: job's monitored performance deviated from the classification's prediction; its server takes no
+        further workloads while it runs there ("its interference information ... is likely incorrect")."""
+        if job not in self.flagged:
+            self.flagged.add(job)
+            self.deviating[server] += 1
 
     def _update(self, server: int) -> None:
         """The server's tolerated score per SoI after its residents changed (§3.2), and its hashes."""
@@ -94,10 +108,12 @@ class Job:
     cores: int
 
 
-def free(servers: Servers, cores: int) -> np.ndarray:
-    """Servers with `cores` free cores; all servers when none has (oversubscription)."""
+def free(servers: Servers, cores: int, avoid: frozenset[int] = frozenset()) -> np.ndarray:
+    """Servers with `cores` free cores, no deviating resident (§3.4) and not in `avoid`, else those with the cores free;
+    all servers when none has (oversubscription)."""
     fits = np.flatnonzero(servers.cores - servers.used >= cores)
-    return fits if fits.size else np.arange(servers.sc.size)
+    trusted = fits[(servers.deviating[fits] == 0) & ~np.isin(fits, list(avoid))]
+    return trusted if trusted.size else fits if fits.size else np.arange(servers.sc.size)
 
 
 def pick(servers: Servers, job: Job, cands: np.ndarray, d: np.ndarray, heterogeneity: bool = True) -> int:
@@ -109,10 +125,11 @@ def pick(servers: Servers, job: Job, cands: np.ndarray, d: np.ndarray, heterogen
 
 
 def greedy(servers: Servers, job: Job, relax_step: float = 0.05, timeout_s: float = 0.05,
-           heterogeneity: bool = True) -> tuple[int, int]:
-    """The server for `job` and the number of backtracking relaxations (§3.2)."""
+           heterogeneity: bool = True, avoid: frozenset[int] = frozenset()) -> tuple[int, int]:
+    """The server for `job` (not one in `avoid` while another has room) and the number of backtracking relaxations
+    (§3.2)."""
     start = time.perf_counter()
-    base = free(servers, job.cores)
+    base = free(servers, job.cores, avoid)
     t_server = servers.tolerated[base]
     d1 = t_server - job.caused / servers.capacity[base, None]  # D1 = t_server - c_new (on this server's resources)
     d2 = job.tolerated - servers.caused[base]  # D2 = t_new - c_server

@@ -125,15 +125,28 @@ def performance(truth: groundtruth.Truth, server_sc: int, server_cores: int, oth
         if others else np.zeros(truth.caused.shape[1])
     t = truth.tolerated[j]
     degradation = QOS_LOSS * np.max(np.minimum(1, pressure / t)) + truth.excess_slope * np.sum(np.maximum(0, pressure - t))
-    want = int(truth.cores[j])
-    share = min(1.0, want * min(1.0, server_cores / used) / min(server_cores, want))  # cores now over cores alone
+    share = core_share(int(truth.cores[j]), server_cores, used)
     return float(truth.speed[j, server_sc] / truth.speed[j].max() * max(0.0, 1 - degradation) * share)
+
+
+def core_share(want: int, server_cores: int, used: int) -> float:
+    """The cores a job of `want` threads gets now over the cores it gets alone on the server (oversubscription)."""
+    return min(1.0, want * min(1.0, server_cores / used) / min(server_cores, want))
+
+
+def deviates(truth: groundtruth.Truth, job: Job, j: int, server_sc: int, server_cores: int, used: int, rate: float) -> bool:
+    """§3.4's monitor: job j's measured speed (`rate` times its speed alone on its best SC: what IPS measures) is under
+    95 % of the classification's prediction for it alone on this SC at the cores it gets, i.e. the QoS that the
+    scheduler's D >= 0 promised (§2.3) is measured as violated."""
+    predicted = np.exp(job.sc_score[server_sc]) * core_share(job.cores, server_cores, used)
+    return rate * float(truth.speed[j].max()) < (1 - QOS_LOSS) * predicted
 
 
 @dataclass(frozen=True)
 class Outcome:
     performance: np.ndarray  # per job, time-averaged
     decision_ms: np.ndarray  # per job, server selection
+    migrations: int = 0  # §3.4's re-scheduling of deviating jobs (run's `migrate`)
 
     @property
     def qos_fraction(self) -> float:
@@ -155,9 +168,16 @@ def mean_duration(n: int, peak_jobs: float) -> float:
     return (lo + hi) / 2
 
 
-def run(truth: groundtruth.Truth, jobs: list[Job], scenario: str, scheduler: str, seed: int, tolerated_rule: str = "headroom") -> Outcome:
+def run(truth: groundtruth.Truth, jobs: list[Job], scenario: str, scheduler: str, seed: int, tolerated_rule: str = "headroom",
+        monitor: bool = False, migrate: bool = False) -> Outcome:
     """The scenario's arrivals, nominal durations sized so that required cores reach the scenario's load; the servers'
-    tolerated score by `tolerated_rule` (schedule.TOLERATED_RULES: "headroom" unless told)."""
+    tolerated score by `tolerated_rule` (schedule.TOLERATED_RULES: "headroom" unless told). With `monitor` (§3.4) every
+    running job's measured performance is checked against its prediction whenever its server's load changes, and a
+    server holding a job that deviates takes no new workloads while another server has room (`Servers.flag`); with
+    `migrate` as well, the deviating job is re-scheduled at once by the greedy search on any server but those it deviated on,
+    when one satisfies it without relaxing QoS (§3.4's second remedy, at no cost: an upper bound; `rehome`)."""
+    if migrate and not monitor:
+        raise ValueError("migrate: needs monitor (§3.4 migrates the workloads the monitor finds deviating)")
     n, burst, load = SCENARIOS[scenario]
     if len(jobs) != n + burst:
         raise ValueError(f"run: scenario {scenario!r} takes {n + burst} workloads, got {len(jobs)}")
@@ -174,6 +194,8 @@ def run(truth: groundtruth.Truth, jobs: list[Job], scenario: str, scheduler: str
     decision = np.zeros(len(jobs))
     events = [(float(at[j]), 1, j) for j in range(len(jobs))]
     heapq.heapify(events)
+    left: dict[int, frozenset[int]] = {}  # job -> the servers it deviated on and was migrated from
+    migrations = 0
     while events:
         now, kind, j = heapq.heappop(events)
         settle(servers, where[j] if kind == 0 else -1, now, integral, last, rate)
@@ -188,7 +210,15 @@ def run(truth: groundtruth.Truth, jobs: list[Job], scenario: str, scheduler: str
         else:
             servers.remove(where[j], j, jobs[j].cores, jobs[j].caused)
         refresh(truth, servers, where[j], rate)
-    return Outcome(performance=integral / np.maximum(duration, 1e-9), decision_ms=decision)
+        deviating = watch(truth, jobs, servers, where[j], rate) if monitor else []
+        while migrate and deviating:
+            r = deviating.pop()
+            avoid = left.get(r, frozenset()) | {int(where[r])}
+            found = rehome(truth, jobs, servers, r, avoid, now, (integral, last, rate, where))
+            if found is not None:
+                left[r], migrations = avoid, migrations + 1
+                deviating += found
+    return Outcome(performance=integral / np.maximum(duration, 1e-9), decision_ms=decision, migrations=migrations)
 
 
 def choose(servers: Servers, job: Job, scheduler: str, rng: np.random.Generator) -> int:
@@ -212,6 +242,36 @@ def settle(servers: Servers, s: int, now: float, integral: np.ndarray, last: np.
     for r in servers.residents[s] if s >= 0 else ():
         integral[r] += rate[r] * (now - last[r])
         last[r] = now
+
+
+def watch(truth: groundtruth.Truth, jobs: list[Job], servers: Servers, s: int, rate: np.ndarray) -> list[int]:
+    """§3.4: flag the residents of server s whose measured performance deviates from the classification's; the newly
+    flagged ones."""
+    new = [r for r in servers.residents[s] if r not in servers.flagged
+           and deviates(truth, jobs[r], r, servers.sc[s], servers.cores[s], servers.used[s], rate[r])]
+    for r in new:
+        servers.flag(s, r)
+    return new
+
+
+def rehome(truth: groundtruth.Truth, jobs: list[Job], servers: Servers, r: int, avoid: frozenset[int], now: float,
+           state: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]) -> list[int] | None:
+    """§3.4's second remedy: migrate deviating job r when re-scheduling is beneficial, i.e. the greedy search finds a
+    server outside `avoid`, with room and no deviating resident, without relaxing QoS; the jobs the monitor newly finds
+    deviating there, or None when r stays."""
+    integral, last, rate, where = state
+    new, backtracks = greedy(servers, jobs[r], avoid=avoid)
+    if backtracks or new in avoid or servers.deviating[new] or servers.cores[new] - servers.used[new] < jobs[r].cores:
+        return None
+    old = int(where[r])
+    settle(servers, old, now, integral, last, rate)
+    servers.remove(old, r, jobs[r].cores, jobs[r].caused)
+    refresh(truth, servers, old, rate)
+    settle(servers, new, now, integral, last, rate)
+    servers.place(new, r, jobs[r].cores, jobs[r].tolerated, jobs[r].caused)
+    where[r], last[r] = new, now
+    refresh(truth, servers, new, rate)
+    return watch(truth, jobs, servers, new, rate)
 
 
 def refresh(truth: groundtruth.Truth, servers: Servers, s: int, rate: np.ndarray) -> None:

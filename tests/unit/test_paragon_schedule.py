@@ -169,3 +169,23 @@ def test_the_statistical_sampler_spreads_ties_by_default() -> None:
     assert set(s.sample(servers, new, 64)) != set(s.sample(servers, new, 64, spread_ties=False))
     ten = job(best=0, tolerated=[1.0] * 3, caused=[0.2, 0.5, 0.7], n_sc=10)
     assert s.statistical(servers, ten) in set(s.sample(servers, ten, 64, spread_ties=True))
+
+
+def test_a_server_holding_a_deviating_job_takes_no_new_job_while_another_has_room() -> None:
+    servers = cluster([1, 1])
+    servers.place(0, 10, 1, np.array([0.5, 1.0, 1.0]), np.array([0.3, 0.0, 0.0]))
+    new = job(best=1, tolerated=[1.0, 1.0, 1.0], caused=[0.2, 0.0, 0.0])
+    # server 0: D1 = (0.3, 1, 1), D2 = (0.7, 1, 1), L1 4.0; the empty server 1: D1 = (0.8, 1, 1), D2 = 1, L1 5.8
+    assert s.greedy(servers, new, timeout_s=NO_TIMEOUT)[0] == 0
+    servers.flag(0, 10)  # §3.4: job 10's measured performance deviated from its prediction
+    servers.flag(0, 10)  # counted once
+    assert servers.deviating.tolist() == [1, 0] and servers.flagged == {10}
+    assert s.greedy(servers, new, timeout_s=NO_TIMEOUT)[0] == 1
+    servers.place(1, 11, 4, np.ones(3), np.zeros(3))  # server 1 full: the deviating server is the only one with room
+    assert s.greedy(servers, new, timeout_s=NO_TIMEOUT)[0] == 0
+    servers.remove(1, 11, 4, np.zeros(3))
+    servers.remove(0, 10, 1, np.array([0.3, 0.0, 0.0]))  # the deviating job left: its server is trusted again
+    assert servers.deviating.tolist() == [0, 0] and servers.flagged == set()
+    servers.place(0, 10, 1, np.array([0.5, 1.0, 1.0]), np.array([0.3, 0.0, 0.0]))
+    assert s.greedy(servers, new, timeout_s=NO_TIMEOUT)[0] == 0
+    assert s.greedy(servers, new, timeout_s=NO_TIMEOUT, avoid=frozenset({0}))[0] == 1  # a migrating job avoids its old server

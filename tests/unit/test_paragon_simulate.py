@@ -206,3 +206,54 @@ def test_the_statistical_scheduler_spreads_ties_and_the_ring_as_written_stays_se
     for j in range(30, 40):
         assert sim.choose(servers, jobs[j], "paragon_statistical", rng) == statistical(servers, jobs[j], spread_ties=True)
         assert sim.choose(servers, jobs[j], "paragon_statistical_as_written", rng) == statistical(servers, jobs[j], spread_ties=False)
+
+
+def two_job_truth() -> g.Truth:
+    """Two jobs, two SCs, one SoI: job 0 tolerates 0.3, job 1 causes 0.5 (the classifier will say 0.1)."""
+    speed = np.array([[1.0, 2.0], [1.0, 1.0]])
+    return g.Truth(speed=speed, expected=speed, fit=np.ones((2, 2)), tolerated=np.array([[0.3], [1.0]]),
+                   caused=np.array([[0.0], [0.5]]), cores=np.array([1, 1]))
+
+
+def test_the_monitor_flags_measured_speed_under_95_percent_of_the_predicted() -> None:
+    t = two_job_truth()
+    exact = sim.exact_jobs(t)[0]
+    # predicted alone on SC 1: 2.0; measured = rate x 2.0 (its best); QoS promised: >= 1.9
+    assert not sim.deviates(t, exact, 0, 1, 4, 2, rate=0.96) and not sim.deviates(t, exact, 0, 1, 4, 2, rate=0.95)
+    assert sim.deviates(t, exact, 0, 1, 4, 2, rate=0.94)
+    high = dataclasses.replace(exact, sc_score=np.log([1.0, 2.1]))  # a classified speed 5 % too high: 0.96 x 2 < 0.95 x 2.1
+    assert sim.deviates(t, high, 0, 1, 4, 2, rate=0.96)
+    # oversubscribed: 8 threads on 4 cores get half; the prediction counts the known share (0.5 x 2.0 x 0.95 = 0.95)
+    eight = dataclasses.replace(exact, cores=4)
+    assert not sim.deviates(t, eight, 0, 1, 4, 8, rate=0.48) and sim.deviates(t, eight, 0, 1, 4, 8, rate=0.47)
+
+
+def test_a_deviating_job_is_flagged_and_migrated_off_the_server_it_deviated_on() -> None:
+    t = two_job_truth()
+    jobs = [sim.Job(sc_score=np.log([1.0, 2.0]), tolerated=np.array([0.3]), caused=np.array([0.0]), cores=1),
+            sim.Job(sc_score=np.zeros(2), tolerated=np.array([1.0]), caused=np.array([0.1]), cores=1)]  # caused: 0.5 truly
+    servers = Servers(sc=np.array([1, 1, 0]), cores=np.array([4, 4, 4]), capacity=np.ones(3), n_soi=1)
+    integral, last, rate, where = np.zeros(2), np.zeros(2), np.zeros(2), np.array([0, 0])
+    for j in (0, 1):
+        servers.place(0, j, 1, jobs[j].tolerated, jobs[j].caused)
+    sim.refresh(t, servers, 0, rate)
+    # job 0 under pressure 0.5 > 0.3: 1 - 0.05 - 1.0 x 0.2 = 0.75 of alone on its best SC (SC 1); job 1 alone-like (no pressure)
+    np.testing.assert_allclose(rate, [0.75, 1.0])
+    assert sim.watch(t, jobs, servers, 0, rate) == [0] and servers.deviating.tolist() == [1, 0, 0]
+    moved = sim.rehome(t, jobs, servers, 0, frozenset({0}), 10.0, (integral, last, rate, where))
+    assert moved == [] and where.tolist() == [1, 0] and servers.deviating.tolist() == [0, 0, 0]
+    np.testing.assert_allclose(rate, [1.0, 1.0])
+    assert integral[0] == pytest.approx(7.5)  # 10 s at 0.75 before it moved
+    assert set(servers.residents[0]) == {1} and set(servers.residents[1]) == {0}
+
+
+def test_monitoring_and_migration_in_a_run_recover_underestimated_caused_scores() -> None:
+    t = truth(2500)
+    low = [dataclasses.replace(j, caused=j.caused * 0.5) for j in sim.exact_jobs(t)]  # every caused score half the truth
+    plain = sim.run(t, low, "low", "paragon", seed=0)
+    watched = sim.run(t, low, "low", "paragon", seed=0, monitor=True)
+    moved = sim.run(t, low, "low", "paragon", seed=0, monitor=True, migrate=True)
+    assert plain.migrations == watched.migrations == 0 and moved.migrations > 0
+    assert moved.qos_fraction > plain.qos_fraction + 0.05
+    with pytest.raises(ValueError, match="migrate: needs monitor"):
+        sim.run(t, low, "low", "paragon", seed=0, migrate=True)
