@@ -29,6 +29,7 @@ class Model:
     confidence: np.ndarray  # share of the spectrum carried by each kept singular value (§2.1)
     eta: float
     lam: float
+    rank: int = 0  # the similarity concepts kept: 0 = by `energy` (§2.1 confidence), else chosen by validation
 
 
 @dataclass(frozen=True)
@@ -50,19 +51,19 @@ def rank_for(singular: np.ndarray, energy: float) -> int:
 
 
 def train(dense: np.ndarray, eta: float = 0.02, lam: float = 0.05, energy: float = 0.9, epochs: int = 30,
-          seed: int = 0) -> Model:
+          seed: int = 0, rank: int = 0) -> Model:
     """SVD of the centred offline matrix, then PQ reconstruction refined by SGD (§2.1)."""
     if dense.ndim != 2 or dense.shape[0] < 2 or not np.all(np.isfinite(dense)):
         raise ValueError(f"train: the offline utility matrix must be finite with >= 2 rows, got shape {dense.shape}")
-    return decompose(dense, np.ones(dense.shape, dtype=bool), eta, lam, energy, epochs, seed)
+    return decompose(dense, np.ones(dense.shape, dtype=bool), eta, lam, energy, epochs, seed, rank=rank)
 
 
 SOLVERS = ("sgd", "als_wr")  # the refinement after the SVD: §2.1's SGD, or ALS with weighted-lambda (Zhou et al. 2008)
 
 
 def decompose(matrix: np.ndarray, known: np.ndarray, eta: float, lam: float, energy: float, epochs: int, seed: int,
-              solver: str = "sgd") -> Model:
-    """SVD of the centred matrix R (Q = U, P^T = Sigma V^T, rank by `energy`), then `epochs` of `solver` over its `known`
+              solver: str = "sgd", rank: int = 0) -> Model:
+    """SVD of the centred matrix R (Q = U, P^T = Sigma V^T, rank by `energy`, or `rank` when > 0), then `epochs` of `solver` over its `known`
     entries only: "sgd" (§2.1, lambda per entry) or "als_wr" (alternating exact solves, lambda times each row's and
     column's count of known entries, ALS-WR)."""
     if solver not in SOLVERS:
@@ -71,12 +72,12 @@ def decompose(matrix: np.ndarray, known: np.ndarray, eta: float, lam: float, ene
     centred = matrix - means
     level = centred.mean(axis=1, keepdims=True)  # a job's own level: the bias factor, not a similarity concept
     u, s, vt = np.linalg.svd(centred - level, full_matrices=False)
-    r = min(rank_for(s, energy), matrix.shape[1] - 1)
+    r = min(rank or rank_for(s, energy), matrix.shape[1] - 1)
     q = np.hstack([u[:, :r] * np.sqrt(s[:r]), level])  # Q = U, P^T = Sigma V^T (split evenly)
     p = np.hstack([vt[:r].T * np.sqrt(s[:r]), np.ones((matrix.shape[1], 1))])  # last factor: the row's own level
     if solver == "als_wr":
         als_wr(centred, known, q, p, lam, epochs)
-        return Model(means=means, p=p, confidence=s[:r] ** 2 / np.sum(s**2), eta=eta, lam=lam)
+        return Model(means=means, p=p, confidence=s[:r] ** 2 / np.sum(s**2), eta=eta, lam=lam, rank=rank)
     rng = np.random.default_rng(seed)
     rows, cols = np.nonzero(known)
     for _ in range(epochs):
@@ -86,7 +87,7 @@ def decompose(matrix: np.ndarray, known: np.ndarray, eta: float, lam: float, ene
             qi = q[i].copy()
             q[i] += eta * (err * p[u_] - lam * q[i])
             p[u_, :-1] += eta * (err * qi[:-1] - lam * p[u_, :-1])
-    return Model(means=means, p=p, confidence=s[:r] ** 2 / np.sum(s**2), eta=eta, lam=lam)
+    return Model(means=means, p=p, confidence=s[:r] ** 2 / np.sum(s**2), eta=eta, lam=lam, rank=rank)
 
 
 def als_wr(centred: np.ndarray, known: np.ndarray, q: np.ndarray, p: np.ndarray, lam: float, sweeps: int) -> None:
@@ -114,7 +115,7 @@ def grow(model: Model, offline: np.ndarray, online: Sparse, energy: float = 0.9,
     known = np.zeros(rows.shape, dtype=bool)
     np.put_along_axis(known, online.cols, True, axis=1)
     return decompose(np.vstack([offline, rows]), np.vstack([np.ones(offline.shape, dtype=bool), known]),
-                     model.eta, model.lam, energy, epochs, seed, solver)
+                     model.eta, model.lam, energy, epochs, seed, solver, model.rank)
 
 
 def fold_in(model: Model, known: Sparse) -> np.ndarray:
@@ -143,21 +144,29 @@ def hide(dense: np.ndarray, per_row: int, rng: np.random.Generator) -> Sparse:
 
 
 def choose_sgd(dense: np.ndarray, etas: tuple[float, ...] = (0.005, 0.02, 0.05), lams: tuple[float, ...] = (0.01, 0.05, 0.2),
-               per_row: int = 2, seed: int = 0) -> tuple[float, float]:
-    """eta and lambda by validation: train on 3/4 of the offline rows, reconstruct the other 1/4 from `per_row` entries."""
+               per_row: int = 2, seed: int = 0, ranks: tuple[int, ...] = (0,)) -> tuple[float, float, int]:
+    """eta, lambda and the rank (0 = by energy) by validation: train on 3/4 of the offline rows, reconstruct the other
+    1/4 from `per_row` entries; the lowest RMSE wins."""
     rng = np.random.default_rng(seed)
     order = rng.permutation(dense.shape[0])
     cut = max(2, dense.shape[0] * 3 // 4)
     fit, held = dense[order[:cut]], dense[order[cut:]]
     known = hide(held, per_row, rng)
     scores = {}
-    for eta in etas:
-        for lam in lams:
-            rec = classify(train(fit, eta=eta, lam=lam, epochs=10, seed=seed), known)
-            scores[(eta, lam)] = float(np.sqrt(np.mean((rec - held) ** 2)))
+    for eta, lam, rank in itertools.product(etas, lams, ranks):
+        rec = classify(train(fit, eta=eta, lam=lam, epochs=10, seed=seed, rank=rank), known)
+        scores[(eta, lam, rank)] = float(np.sqrt(np.mean((rec - held) ** 2)))
     best = min(scores, key=scores.get)
-    log.info("SGD validation RMSE %s -> eta=%s lambda=%s", scores, *best)
+    log.info("SGD validation RMSE %s -> eta=%s lambda=%s rank=%s", scores, *best)
     return best
+
+
+def validated_ranks(dense: np.ndarray, energy: float = 0.9) -> tuple[int, ...]:
+    """The ranks validation may choose: 1 up to the energy cut (§2.1's confidence), so at most the concepts the
+    offline spectrum carries; a new row's `per_row` entries alone cannot pin more than per_row - 1 concepts and its level."""
+    centred = dense - dense.mean(axis=0)
+    s = np.linalg.svd(centred - centred.mean(axis=1, keepdims=True), compute_uv=False)
+    return tuple(range(1, min(rank_for(s, energy), dense.shape[1] - 1) + 1))
 
 
 def choose_profile_columns(dense: np.ndarray, eta: float, lam: float, per_row: int = 2, folds: int = 5,
@@ -202,3 +211,10 @@ def interference_metrics(predicted: np.ndarray, truth: np.ndarray) -> dict[str, 
     for name, mask in (("err_below_30pct", truth < 0.3), ("err_below_60pct", truth < 0.6), ("err_above_60pct", truth > 0.6)):
         out[name] = float(err[mask].mean()) if mask.any() else float("nan")
     return out
+
+
+def top_decile_bias(predicted: np.ndarray, truth: np.ndarray) -> float:
+    """Mean signed error (predicted clipped to [0, 1] minus truth) over the entries in the top decile of their column:
+    < 0 when the heaviest scores are pulled toward the column mean (hidden by the mean absolute error)."""
+    top = truth >= np.quantile(truth, 0.9, axis=0)
+    return float(np.mean((np.clip(predicted, 0, 1) - truth)[top]))

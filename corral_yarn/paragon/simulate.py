@@ -51,15 +51,20 @@ class Trained:
     offline: tuple[np.ndarray, np.ndarray, np.ndarray]  # the dense offline rows of the three matrices
 
 
-def models(w: groundtruth.World, offline: int, rng: np.random.Generator) -> Trained:
-    """Train the three utility matrices on `offline` densely profiled jobs, eta and lambda by validation, and
-    choose the profiling SCs by validation on the same offline rows."""
+RANK_BY = ("validation", "energy")  # the rank of each matrix: chosen with eta and lambda by validation, or the energy cut
+
+
+def models(w: groundtruth.World, offline: int, rng: np.random.Generator, rank_by: str = "validation") -> Trained:
+    """Train the three utility matrices on `offline` densely profiled jobs, eta, lambda and (`rank_by` "validation")
+    the rank by validation, and choose the profiling SCs by validation on the same offline rows."""
+    if rank_by not in RANK_BY:
+        raise ValueError(f"rank_by: unknown {rank_by!r}, expected one of {', '.join(RANK_BY)}")
     dense = groundtruth.jobs(w, offline, rng)
     matrices = (groundtruth.per_core_log_speed(dense), dense.tolerated, dense.caused)
     out = []
     for matrix in matrices:
-        eta, lam = classify.choose_sgd(matrix)
-        out.append(classify.train(matrix, eta=eta, lam=lam))
+        eta, lam, rank = classify.choose_sgd(matrix, ranks=classify.validated_ranks(matrix) if rank_by == "validation" else (0,))
+        out.append(classify.train(matrix, eta=eta, lam=lam, rank=rank))
     pair = classify.choose_profile_columns(matrices[0], out[0].eta, out[0].lam, folds=min(5, offline // 2))
     return Trained(*out, profile_scs=pair, offline=matrices)
 
@@ -93,7 +98,8 @@ def classify_workloads(trained: Trained, truth: groundtruth.Truth, rng: np.rando
     accuracy = {**classify.heterogeneity_metrics(sc, truth.speed, seen.sc.cols),
                 **{f"ceiling_{k}": v for k, v in classify.heterogeneity_metrics(np.log(truth.expected), truth.speed).items()
                    if k in ("best_sc", "within_5pct")},
-                **classify.interference_metrics(np.hstack([tol, cause]), np.hstack([truth.tolerated, truth.caused]))}
+                **classify.interference_metrics(np.hstack([tol, cause]), np.hstack([truth.tolerated, truth.caused])),
+                "caused_top_decile_bias": classify.top_decile_bias(cause, truth.caused)}
     jobs = [Job(sc_score=sc[j], tolerated=np.clip(tol[j], 0, 1), caused=np.clip(cause[j], 0, 1), cores=int(truth.cores[j]))
             for j in range(truth.cores.size)]
     return Classified(jobs=jobs, batch_ms=times, accuracy=accuracy)
