@@ -163,15 +163,25 @@ def monitoring(truth: groundtruth.Truth, jobs: list, scenario: str, seed: int) -
     return out
 
 
-def rank_rules(trained: simulate.Trained, by_energy: simulate.Trained, truth: groundtruth.Truth, classified: simulate.Classified,
-               rng: np.random.Generator, scenario: str, seed: int) -> dict:
-    """Paragon with each matrix's rank chosen by validation (default) beside the energy cut alone, the same profiles."""
-    old = simulate.classify_workloads(by_energy, truth, rng, BATCH)
+def fits(trained: simulate.Trained, others: dict[str, simulate.Trained], truth: groundtruth.Truth,
+         classified: simulate.Classified, state: dict, scenario: str, seed: int) -> dict:
+    """Paragon with each fit of the matrices (simulate.FITS; the first is the default) on the same workloads and the
+    same profiles (the profiling draws replayed from the generator `state`)."""
     keys = ("best_sc", "within_5pct", "interference_err", "caused_top_decile_bias")
-    return {name: {"rank": [m.confidence.size for m in (t.sc, t.tolerated, t.caused)],
-                   "classification": {k: round(c.accuracy[k], 4) for k in keys},
-                   "qos": round(simulate.run(truth, c.jobs, scenario, "paragon", seed=seed).qos_fraction, 4)}
-            for name, t, c in (("validation (default)", trained, classified), ("energy", by_energy, old))}
+    out = {}
+    for name, t in ((f"{simulate.FITS[0]} (default)", trained), *others.items()):
+        c = classified if t is trained else simulate.classify_workloads(t, truth, replay(state), BATCH)
+        out[name] = {"sgd": [{"eta": m.eta, "lambda": m.lam, "rank": int(m.confidence.size)} for m in (t.sc, t.tolerated, t.caused)],
+                     "classification": {k: round(c.accuracy[k], 4) for k in keys},
+                     "qos": round(simulate.run(truth, c.jobs, scenario, "paragon", seed=seed).qos_fraction, 4)}
+    return out
+
+
+def replay(state: dict) -> np.random.Generator:
+    """A generator at a saved `state`."""
+    rng = np.random.default_rng()
+    rng.bit_generator.state = state
+    return rng
 
 
 def figures(out: str, perf: dict[str, np.ndarray], curve: dict[str, dict[str, float]]) -> list[str]:
@@ -208,15 +218,15 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
                                                     trained.profile_scs)}
     scenarios = ["low"] if args.quick else list(simulate.SCENARIOS)
     qos, mean_perf, decision, batch_ms, accuracy, low_perf, exact, literal, grown, ties = {}, {}, {}, [], None, {}, {}, {}, {}, {}
-    oblivious_high, monitored, by_rank = {}, {}, {}
-    by_energy = simulate.models(w, args.offline, np.random.default_rng(args.seed + 1), rank_by="energy")  # the same offline rows
+    oblivious_high, monitored, by_fit = {}, {}, {}
+    others = {f: simulate.models(w, args.offline, np.random.default_rng(args.seed + 1), fit=f)  # the same offline rows
+              for f in simulate.FITS[1:]}
     for scenario in scenarios:
         n, burst, _ = simulate.SCENARIOS[scenario]
         truth = groundtruth.jobs(w, n + burst, rng)
-        same_profiles = np.random.default_rng()
-        same_profiles.bit_generator.state = rng.bit_generator.state
+        state = rng.bit_generator.state
         classified = simulate.classify_workloads(trained, truth, rng, BATCH)
-        by_rank[scenario] = rank_rules(trained, by_energy, truth, classified, same_profiles, scenario, args.seed)
+        by_fit[scenario] = fits(trained, others, truth, classified, state, scenario, args.seed)
         batch_ms += classified.batch_ms
         accuracy = accuracy or classified.accuracy
         qos[scenario], mean_perf[scenario] = {}, {}
@@ -256,7 +266,7 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
         "paragon_low_by_tolerated_rule": {"headroom (default)": {"classified": qos["low"]["paragon"], "exact_rows": exact["paragon"]},
                                          "min": literal},
         "paragon_statistical_low_by_ties": ties, "grown_matrices": grown, "paragon_monitor_by_scenario": monitored,
-        "paragon_by_rank_rule": by_rank,
+        "paragon_by_fit": by_fit,
         "classification": {k: round(v, 4) for k, v in accuracy.items()},
         "accuracy_vs_offline_jobs": curve, "classification_table1_setup": table1,
         "profile_scs": [groundtruth.SERVER_CONFIGS[i][0] for i in trained.profile_scs],

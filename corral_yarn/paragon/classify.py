@@ -30,6 +30,7 @@ class Model:
     eta: float
     lam: float
     rank: int = 0  # the similarity concepts kept: 0 = by `energy` (§2.1 confidence), else chosen by validation
+    scales: np.ndarray | None = None  # each column's offline spread the entries are divided by; None: unscaled
 
 
 @dataclass(frozen=True)
@@ -51,25 +52,28 @@ def rank_for(singular: np.ndarray, energy: float) -> int:
 
 
 def train(dense: np.ndarray, eta: float = 0.02, lam: float = 0.05, energy: float = 0.9, epochs: int = 30,
-          seed: int = 0, rank: int = 0) -> Model:
+          seed: int = 0, rank: int = 0, standardise: bool = False) -> Model:
     """SVD of the centred offline matrix, then PQ reconstruction refined by SGD (§2.1)."""
     if dense.ndim != 2 or dense.shape[0] < 2 or not np.all(np.isfinite(dense)):
         raise ValueError(f"train: the offline utility matrix must be finite with >= 2 rows, got shape {dense.shape}")
-    return decompose(dense, np.ones(dense.shape, dtype=bool), eta, lam, energy, epochs, seed, rank=rank)
+    return decompose(dense, np.ones(dense.shape, dtype=bool), eta, lam, energy, epochs, seed, rank=rank, standardise=standardise)
 
 
 SOLVERS = ("sgd", "als_wr")  # the refinement after the SVD: §2.1's SGD, or ALS with weighted-lambda (Zhou et al. 2008)
 
 
 def decompose(matrix: np.ndarray, known: np.ndarray, eta: float, lam: float, energy: float, epochs: int, seed: int,
-              solver: str = "sgd", rank: int = 0) -> Model:
-    """SVD of the centred matrix R (Q = U, P^T = Sigma V^T, rank by `energy`, or `rank` when > 0), then `epochs` of `solver` over its `known`
+              solver: str = "sgd", rank: int = 0, standardise: bool = False) -> Model:
+    """SVD of the centred matrix R, each column divided by its spread when `standardise` (so one lambda weighs every
+    column alike in a new row's fold-in), (Q = U, P^T = Sigma V^T, rank by `energy`, or `rank` when > 0), then `epochs` of `solver` over its `known`
     entries only: "sgd" (§2.1, lambda per entry) or "als_wr" (alternating exact solves, lambda times each row's and
     column's count of known entries, ALS-WR)."""
     if solver not in SOLVERS:
         raise ValueError(f"solver: unknown {solver!r}, expected one of {', '.join(SOLVERS)}")
     means = matrix.mean(axis=0)
-    centred = matrix - means
+    spread = matrix.std(axis=0)
+    scales = np.where(spread > 0, spread, 1.0) if standardise else None
+    centred = (matrix - means) / (1.0 if scales is None else scales)
     level = centred.mean(axis=1, keepdims=True)  # a job's own level: the bias factor, not a similarity concept
     u, s, vt = np.linalg.svd(centred - level, full_matrices=False)
     r = min(rank or rank_for(s, energy), matrix.shape[1] - 1)
@@ -77,7 +81,7 @@ def decompose(matrix: np.ndarray, known: np.ndarray, eta: float, lam: float, ene
     p = np.hstack([vt[:r].T * np.sqrt(s[:r]), np.ones((matrix.shape[1], 1))])  # last factor: the row's own level
     if solver == "als_wr":
         als_wr(centred, known, q, p, lam, epochs)
-        return Model(means=means, p=p, confidence=s[:r] ** 2 / np.sum(s**2), eta=eta, lam=lam, rank=rank)
+        return Model(means=means, p=p, confidence=s[:r] ** 2 / np.sum(s**2), eta=eta, lam=lam, rank=rank, scales=scales)
     rng = np.random.default_rng(seed)
     rows, cols = np.nonzero(known)
     for _ in range(epochs):
@@ -87,7 +91,7 @@ def decompose(matrix: np.ndarray, known: np.ndarray, eta: float, lam: float, ene
             qi = q[i].copy()
             q[i] += eta * (err * p[u_] - lam * q[i])
             p[u_, :-1] += eta * (err * qi[:-1] - lam * p[u_, :-1])
-    return Model(means=means, p=p, confidence=s[:r] ** 2 / np.sum(s**2), eta=eta, lam=lam, rank=rank)
+    return Model(means=means, p=p, confidence=s[:r] ** 2 / np.sum(s**2), eta=eta, lam=lam, rank=rank, scales=scales)
 
 
 def als_wr(centred: np.ndarray, known: np.ndarray, q: np.ndarray, p: np.ndarray, lam: float, sweeps: int) -> None:
@@ -115,7 +119,7 @@ def grow(model: Model, offline: np.ndarray, online: Sparse, energy: float = 0.9,
     known = np.zeros(rows.shape, dtype=bool)
     np.put_along_axis(known, online.cols, True, axis=1)
     return decompose(np.vstack([offline, rows]), np.vstack([np.ones(offline.shape, dtype=bool), known]),
-                     model.eta, model.lam, energy, epochs, seed, solver, model.rank)
+                     model.eta, model.lam, energy, epochs, seed, solver, model.rank, model.scales is not None)
 
 
 def fold_in(model: Model, known: Sparse) -> np.ndarray:
@@ -125,7 +129,7 @@ def fold_in(model: Model, known: Sparse) -> np.ndarray:
     off after 100 epochs on rows whose two profiled SCs are alike)."""
     n, k = known.cols.shape
     pk = model.p[known.cols]  # n x k x (r+1)
-    target = known.values - model.means[known.cols]
+    target = (known.values - model.means[known.cols]) / (1.0 if model.scales is None else model.scales[known.cols])
     gram = np.einsum("nkr,nks->nrs", pk, pk) + k * model.lam * np.eye(model.p.shape[1])
     return (np.linalg.pinv(gram) @ np.einsum("nkr,nk->nr", pk, target)[..., None])[..., 0]  # lambda 0: the least-norm q, SGD's limit from 0
 
@@ -134,7 +138,7 @@ def classify(model: Model, known: Sparse) -> np.ndarray:
     """Full reconstructed rows (batch x columns) for new jobs known on a few columns (§3.1)."""
     if known.cols.size and (known.cols.min() < 0 or known.cols.max() >= model.p.shape[0]):
         raise ValueError(f"classify: a known column is outside 0..{model.p.shape[0] - 1}")
-    return fold_in(model, known) @ model.p.T + model.means
+    return (fold_in(model, known) @ model.p.T) * (1.0 if model.scales is None else model.scales) + model.means
 
 
 def hide(dense: np.ndarray, per_row: int, rng: np.random.Generator) -> Sparse:
@@ -144,7 +148,7 @@ def hide(dense: np.ndarray, per_row: int, rng: np.random.Generator) -> Sparse:
 
 
 def choose_sgd(dense: np.ndarray, etas: tuple[float, ...] = (0.005, 0.02, 0.05), lams: tuple[float, ...] = (0.01, 0.05, 0.2),
-               per_row: int = 2, seed: int = 0, ranks: tuple[int, ...] = (0,)) -> tuple[float, float, int]:
+               per_row: int = 2, seed: int = 0, ranks: tuple[int, ...] = (0,), standardise: bool = False) -> tuple[float, float, int]:
     """eta, lambda and the rank (0 = by energy) by validation: train on 3/4 of the offline rows, reconstruct the other
     1/4 from `per_row` entries; the lowest RMSE wins."""
     rng = np.random.default_rng(seed)
@@ -154,17 +158,18 @@ def choose_sgd(dense: np.ndarray, etas: tuple[float, ...] = (0.005, 0.02, 0.05),
     known = hide(held, per_row, rng)
     scores = {}
     for eta, lam, rank in itertools.product(etas, lams, ranks):
-        rec = classify(train(fit, eta=eta, lam=lam, epochs=10, seed=seed, rank=rank), known)
+        rec = classify(train(fit, eta=eta, lam=lam, epochs=10, seed=seed, rank=rank, standardise=standardise), known)
         scores[(eta, lam, rank)] = float(np.sqrt(np.mean((rec - held) ** 2)))
     best = min(scores, key=scores.get)
     log.info("SGD validation RMSE %s -> eta=%s lambda=%s rank=%s", scores, *best)
     return best
 
 
-def validated_ranks(dense: np.ndarray, energy: float = 0.9) -> tuple[int, ...]:
-    """The ranks validation may choose: 1 up to the energy cut (§2.1's confidence), so at most the concepts the
-    offline spectrum carries; a new row's `per_row` entries alone cannot pin more than per_row - 1 concepts and its level."""
-    centred = dense - dense.mean(axis=0)
+def validated_ranks(dense: np.ndarray, energy: float = 0.9, standardise: bool = False) -> tuple[int, ...]:
+    """The ranks validation may choose: 1 up to the energy cut (§2.1's confidence), at most the concepts the offline
+    spectrum carries (a new row's two entries alone pin its level and one concept exactly; more are a lambda-shrunk guess)."""
+    spread = dense.std(axis=0)
+    centred = (dense - dense.mean(axis=0)) / (np.where(spread > 0, spread, 1.0) if standardise else 1.0)
     s = np.linalg.svd(centred - centred.mean(axis=1, keepdims=True), compute_uv=False)
     return tuple(range(1, min(rank_for(s, energy), dense.shape[1] - 1) + 1))
 

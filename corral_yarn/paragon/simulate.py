@@ -51,20 +51,24 @@ class Trained:
     offline: tuple[np.ndarray, np.ndarray, np.ndarray]  # the dense offline rows of the three matrices
 
 
-RANK_BY = ("validation", "energy")  # the rank of each matrix: chosen with eta and lambda by validation, or the energy cut
+FITS = ("scaled", "validated_rank", "energy")  # how each matrix is fitted: see `models`
 
 
-def models(w: groundtruth.World, offline: int, rng: np.random.Generator, rank_by: str = "validation") -> Trained:
-    """Train the three utility matrices on `offline` densely profiled jobs, eta, lambda and (`rank_by` "validation")
-    the rank by validation, and choose the profiling SCs by validation on the same offline rows."""
-    if rank_by not in RANK_BY:
-        raise ValueError(f"rank_by: unknown {rank_by!r}, expected one of {', '.join(RANK_BY)}")
+def models(w: groundtruth.World, offline: int, rng: np.random.Generator, fit: str = "scaled") -> Trained:
+    """Train the three utility matrices on `offline` densely profiled jobs, eta and lambda by validation, and choose
+    the profiling SCs by validation on the same offline rows. `fit` "energy": the rank by the energy cut (sessions
+    1-11); "validated_rank": the rank chosen with eta and lambda by validation; "scaled" (default): as well the
+    interference matrices' columns divided by their offline spread (a new job's two random SoIs range over 10x spreads)."""
+    if fit not in FITS:
+        raise ValueError(f"fit: unknown {fit!r}, expected one of {', '.join(FITS)}")
     dense = groundtruth.jobs(w, offline, rng)
     matrices = (groundtruth.per_core_log_speed(dense), dense.tolerated, dense.caused)
     out = []
-    for matrix in matrices:
-        eta, lam, rank = classify.choose_sgd(matrix, ranks=classify.validated_ranks(matrix) if rank_by == "validation" else (0,))
-        out.append(classify.train(matrix, eta=eta, lam=lam, rank=rank))
+    for k, matrix in enumerate(matrices):
+        scaled = fit == "scaled" and k > 0
+        ranks = (0,) if fit == "energy" else classify.validated_ranks(matrix, standardise=scaled)
+        eta, lam, rank = classify.choose_sgd(matrix, ranks=ranks, standardise=scaled)
+        out.append(classify.train(matrix, eta=eta, lam=lam, rank=rank, standardise=scaled))
     pair = classify.choose_profile_columns(matrices[0], out[0].eta, out[0].lam, folds=min(5, offline // 2))
     return Trained(*out, profile_scs=pair, offline=matrices)
 
