@@ -170,3 +170,45 @@ def test_growth_by_als_wr_keeps_the_fixed_profiled_columns() -> None:
     static = np.abs(c.classify(model, known) - new).mean()
     als = np.abs(c.classify(c.grow(model, offline, online, epochs=10, solver="als_wr"), known) - new).mean()
     assert als < 1.1 * static
+
+
+def test_fold_in_of_a_scaled_model_divides_the_profiles_by_the_column_spreads_by_hand() -> None:
+    model = dataclasses.replace(hand_model(0.0), scales=np.array([2.0, 1.0, 1.0]))
+    known = c.Sparse(cols=np.array([[0, 1]]), values=np.array([[6.0, 1.0]]))
+    # targets (6 / 2, 1 / 1) = (3, 1) -> q = (1, 2) as unscaled, row (3, 1, 2) times the spreads (2, 1, 1)
+    np.testing.assert_allclose(c.classify(model, known), [[6.0, 1.0, 2.0]])
+    # lambda 1: q = (0.5, 1), row (1.5, 0.5, 1) times the spreads
+    np.testing.assert_allclose(c.classify(dataclasses.replace(model, lam=1.0), known), [[3.0, 0.5, 1.0]])
+
+
+def test_profiles_on_low_spread_columns_reach_a_heavy_column_only_when_scaled() -> None:
+    z = np.linspace(-1, 1, 21)[:, None]
+    loadings = np.array([0.02, 1.0, 0.01, -0.03])  # one concept; columns 0, 2, 3 spread 1-3 % of column 1's
+    new = 0.5 + 0.9 * loadings[None, :]  # a heavy row: column 1 at 1.4, the offline mean 0.5
+    known = c.Sparse(cols=np.array([[0, 3]]), values=new[:, [0, 3]])
+    plain = c.classify(c.train(0.5 + z * loadings, lam=0.05, rank=1, epochs=5), known)
+    scaled = c.classify(c.train(0.5 + z * loadings, lam=0.05, rank=1, epochs=5, standardise=True), known)
+    assert plain[0, 1] < 0.6  # lambda swamps the low-spread profiles: pulled to the mean
+    assert abs(scaled[0, 1] - 1.4) < 0.1
+
+
+def test_validation_chooses_the_rank_among_the_energy_cut_and_growth_keeps_it() -> None:
+    rng = np.random.default_rng(0)
+    dense = low_rank(40, rng) + rng.normal(0, 0.3, (40, 8))
+    assert c.validated_ranks(low_rank(40, rng)) == (1,)
+    ranks = c.validated_ranks(dense, energy=0.99)
+    assert ranks == tuple(range(1, len(ranks) + 1)) and len(ranks) > 1
+    eta, lam, rank = c.choose_sgd(dense, ranks=ranks, standardise=True)
+    assert rank in ranks
+    model = c.train(dense, eta=eta, lam=lam, rank=rank, standardise=True)
+    assert model.confidence.size == rank and model.scales is not None
+    grown = c.grow(model, dense, c.hide(low_rank(10, rng), 2, rng), epochs=1)
+    assert grown.confidence.size == rank and grown.rank == rank and grown.scales is not None
+    assert c.choose_sgd(dense)[2] == 0  # the rank by the energy cut (sessions 1-11)
+
+
+def test_top_decile_bias_by_hand() -> None:
+    truth = np.tile(np.arange(10.0)[:, None] / 10, (1, 2))  # top decile of each column: the row at 0.9
+    predicted = truth.copy()
+    predicted[9] = [0.7, 1.5]  # -0.2 and, clipped to 1, +0.1
+    assert c.top_decile_bias(predicted, truth) == pytest.approx(-0.05)

@@ -257,3 +257,14 @@ def test_monitoring_and_migration_in_a_run_recover_underestimated_caused_scores(
     assert moved.qos_fraction > plain.qos_fraction + 0.05
     with pytest.raises(ValueError, match="migrate: needs monitor"):
         sim.run(t, low, "low", "paragon", seed=0, migrate=True)
+
+
+def test_each_fit_trains_the_same_offline_rows_and_an_unknown_fit_is_named() -> None:
+    w = g.world(0)
+    fitted = {f: sim.models(w, 30, np.random.default_rng(0), fit=f) for f in sim.FITS}
+    for f, t in fitted.items():
+        np.testing.assert_array_equal(t.offline[2], fitted["energy"].offline[2])
+        assert t.sc.scales is None and (t.caused.scales is not None) == (f == "scaled")
+    assert fitted["energy"].caused.rank == 0 and fitted["validated_rank"].caused.rank >= 1
+    with pytest.raises(ValueError, match="fit: unknown 'svd'"):
+        sim.models(w, 30, np.random.default_rng(0), fit="svd")
