@@ -24,9 +24,9 @@ def normalised(costs: Sequence[float] | NDArray[np.float64]) -> NDArray[np.float
     return c / c.sum()
 
 
-def _step(r: float, cost: float, delta: float) -> tuple[float, float]:
-    """(new r, cost spent) for spending up to ``delta`` on a stage at ``r`` (r never passes 1)."""
-    new = min(1.0, r + delta / cost)
+def _step(r: float, cost: float, delta: float, top: float = 1.0) -> tuple[float, float]:
+    """(new r, cost spent) for spending up to ``delta`` on a stage at ``r`` (r never passes ``top``, at most 1)."""
+    new = min(top, r + delta / cost)
     return new, (new - r) * cost
 
 
@@ -34,16 +34,19 @@ def sumvar(curves: Sequence[VarianceCurve], costs: Sequence[float], budget: floa
            weights: Sequence[float] | None = None) -> Fractions:
     """SumVar (§5.3.1): from r = 0, give each chunk delta = B / (gamma N) to the stage whose weighted
     V̄_s drops most per unit of cost, argmax_s w_s (V̄_s(r_s) - V̄_s(r_s + delta / c_s)); a heap keeps the
-    gains, so the whole run is O(N log N). It stops early when no stage gains any more."""
+    gains, so the whole run is O(N log N). It stops early when no stage gains any more. A stage's r never passes the
+    end of its curve's hull (V̄_s is flat there: a chunk beyond it buys nothing, and a curve learned up to some r
+    says nothing past it)."""
     c = normalised(costs)
     w = np.ones(len(c)) if weights is None else np.asarray(weights, dtype=np.float64)
+    top = [min(1.0, float(curve.hull_r[-1])) for curve in curves]
     r = np.zeros(len(c))
     if budget <= 0:
         return r
     delta = budget / (gamma * len(c))
 
     def gain(s: int) -> float:  # drop of w_s V̄_s per unit cost of the next chunk
-        new, spent = _step(r[s], c[s], delta)
+        new, spent = _step(r[s], c[s], delta, top[s])
         return w[s] * float(curves[s](r[s]) - curves[s](new)) / spent if spent > 0 else 0.0
 
     heap = [(-gain(s), s) for s in range(len(c))]
@@ -53,11 +56,11 @@ def sumvar(curves: Sequence[VarianceCurve], costs: Sequence[float], budget: floa
         negative_gain, s = heapq.heappop(heap)
         if negative_gain >= 0:
             break
-        r[s], spent = _step(r[s], c[s], min(delta, left))
+        r[s], spent = _step(r[s], c[s], min(delta, left), top[s])
         if spent <= 0:  # the chunk is below float resolution
             break
         left -= spent
-        if r[s] < 1.0:
+        if r[s] < top[s]:
             heapq.heappush(heap, (-gain(s), s))
     return r
 

@@ -69,11 +69,22 @@ def test_no_budget_times_a_stage_out_below_its_median() -> None:
     stages = [TaskStage("grep", "map", 6, durations), TaskStage("wc", "map", 8, rng.lognormal(3, 0.2, 30))]
     plan = plan_speculation(stages, 1.0, runs=3)
     planned = {job.key: job.stages[0] for job in plan.jobs}
-    assert max(p.reissue_fraction for p in planned.values()) == pytest.approx(MAX_REISSUE, abs=0.05)  # the budget is ample
+    assert max(p.reissue_fraction for p in planned.values()) <= MAX_REISSUE  # the budget is ample
     for stage in stages:
         if planned[stage.job].reissue_fraction > 0:
             assert planned[stage.job].timeout_s >= np.sort(stage.durations)[stage.durations.size // 2 - 1]
     assert makespan_curve(stages[0], np.random.default_rng(0)).r.max() == MAX_REISSUE
+
+
+def test_a_chunk_never_carries_a_cheap_stage_past_its_curve() -> None:
+    # session 12's runs G and H: SumVar's last chunk carried cheap stages to r = 0.61-0.72 past their curves' end at
+    # r = 0.5 (a chunk is B / (gamma N) of budget, so delta / c_s is a large step in r for a stage of small cost c_s)
+    rng = np.random.default_rng(7)
+    stages = [TaskStage("big", "map", 40, rng.lognormal(3, 0.2, 60)),
+              TaskStage("cheap", "map", 2, rng.lognormal(3, 0.5, 30) * np.where(rng.random(30) < 0.3, 3.0, 1.0))]
+    r, curves = apportion(stages, 1.0)
+    assert r[1] == pytest.approx(curves[1].hull_r[-1]) and r[1] <= MAX_REISSUE
+    assert (r <= np.array([c.hull_r[-1] for c in curves]) + 1e-12).all()
 
 
 def test_constant_and_little_known_stages_get_no_budget() -> None:
