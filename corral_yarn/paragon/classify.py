@@ -59,6 +59,16 @@ def train(dense: np.ndarray, eta: float = 0.02, lam: float = 0.05, energy: float
     return decompose(dense, np.ones(dense.shape, dtype=bool), eta, lam, energy, epochs, seed, rank=rank, standardise=standardise)
 
 
+def centre(matrix: np.ndarray, standardise: bool) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
+    """(column means, column spreads when `standardise` else None, the centred (and scaled) matrix, each row's level:
+    its own bias factor, not a similarity concept)."""
+    means = matrix.mean(axis=0)
+    spread = matrix.std(axis=0)
+    scales = np.where(spread > 0, spread, 1.0) if standardise else None
+    centred = (matrix - means) / (1.0 if scales is None else scales)
+    return means, scales, centred, centred.mean(axis=1, keepdims=True)
+
+
 SOLVERS = ("sgd", "als_wr")  # the refinement after the SVD: §2.1's SGD, or ALS with weighted-lambda (Zhou et al. 2008)
 
 
@@ -70,11 +80,7 @@ def decompose(matrix: np.ndarray, known: np.ndarray, eta: float, lam: float, ene
     column's count of known entries, ALS-WR)."""
     if solver not in SOLVERS:
         raise ValueError(f"solver: unknown {solver!r}, expected one of {', '.join(SOLVERS)}")
-    means = matrix.mean(axis=0)
-    spread = matrix.std(axis=0)
-    scales = np.where(spread > 0, spread, 1.0) if standardise else None
-    centred = (matrix - means) / (1.0 if scales is None else scales)
-    level = centred.mean(axis=1, keepdims=True)  # a job's own level: the bias factor, not a similarity concept
+    means, scales, centred, level = centre(matrix, standardise)
     u, s, vt = np.linalg.svd(centred - level, full_matrices=False)
     r = min(rank or rank_for(s, energy), matrix.shape[1] - 1)
     q = np.hstack([u[:, :r] * np.sqrt(s[:r]), level])  # Q = U, P^T = Sigma V^T (split evenly)
@@ -168,9 +174,8 @@ def choose_sgd(dense: np.ndarray, etas: tuple[float, ...] = (0.005, 0.02, 0.05),
 def validated_ranks(dense: np.ndarray, energy: float = 0.9, standardise: bool = False) -> tuple[int, ...]:
     """The ranks validation may choose: 1 up to the energy cut (§2.1's confidence), at most the concepts the offline
     spectrum carries (a new row's two entries alone pin its level and one concept exactly; more are a lambda-shrunk guess)."""
-    spread = dense.std(axis=0)
-    centred = (dense - dense.mean(axis=0)) / (np.where(spread > 0, spread, 1.0) if standardise else 1.0)
-    s = np.linalg.svd(centred - centred.mean(axis=1, keepdims=True), compute_uv=False)
+    _, _, centred, level = centre(dense, standardise)
+    s = np.linalg.svd(centred - level, compute_uv=False)
     return tuple(range(1, min(rank_for(s, energy), dense.shape[1] - 1) + 1))
 
 
