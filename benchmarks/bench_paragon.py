@@ -15,6 +15,10 @@ statistical variant as §3.2 writes its ring (one point per hashed score) beside
 In every scenario, Paragon with §3.4's monitor (a server holding a job whose measured performance deviates from its
 prediction takes no new workloads) and with its migration too (`paragon_monitor_by_scenario`; off by default), and on
 the low scenario's exact rows.
+Paragon (`paragon`) plans with a guard band of `--guard` sigmas (default 1; ours, beyond the paper: each classified
+interference score widened by its SoI's held-out error in the offline validation, simulate.GUARD); the paper's greedy
+(k = 0) is `paragon_unguarded` beside it and the baselines (no guard: as published), and `paragon_by_guard` gives
+k in 0, 0.5, 1, 2 per scenario; `paragon_guard` the k and the bands.
 Every figure is measured once per ground-truth model of `--truths` (groundtruth.TRUTHS; `truths.<name>`, with the
 published facts each model is checked against, `heterogeneity_facts`): the top-level keys are the first model's, `truths.<name>` the others'.
 PNG figures (the first model's) go to --out.
@@ -23,7 +27,7 @@ About 10-12 minutes per model on the shared 2 cores; ``--quick`` (the low scenar
 about a minute per model.
 
 Usage: .venv/bin/python benchmarks/bench_paragon.py [--quick] [--seed N] [--offline N] [--noise X] [--second-concept X]
-       [--capacity-exponent X] [--excess-slope X] [--grow-every N] [--truths NAME[,NAME]] [--out DIR]
+       [--capacity-exponent X] [--excess-slope X] [--grow-every N] [--guard K] [--truths NAME[,NAME]] [--out DIR]
 Sessions 1-10's ground truth: --noise 0.03 --second-concept 0.1 --capacity-exponent 1 --excess-slope 0.5.
 """
 
@@ -70,6 +74,8 @@ def _args() -> argparse.Namespace:
                    help="arrivals between re-decompositions of the grown matrices (grown_matrices; §2.2)")
     p.add_argument("--truths", type=truth_list, default=groundtruth.TRUTHS,
                    help=f"ground-truth models, comma-separated, the first one's figures at the top level (default {','.join(groundtruth.TRUTHS)})")
+    p.add_argument("--guard", type=non_negative_float, default=simulate.GUARD,
+                   help=f"Paragon's guard band in sigmas of the classifier's held-out error (default {simulate.GUARD:g}; 0: the paper's)")
     p.add_argument("--out", default="out/bench_paragon", help="directory of the PNG figures")
     return p.parse_args()
 
@@ -163,6 +169,14 @@ def monitoring(truth: groundtruth.Truth, jobs: list, scenario: str, seed: int) -
     return out
 
 
+GUARDS = (0.0, 0.5, 1.0, 2.0)  # Paragon's guard bands side by side (`paragon_by_guard`); 0 is the paper's greedy
+
+
+def guards(truth: groundtruth.Truth, jobs: list, scenario: str, seed: int, done: dict[float, simulate.Outcome]) -> dict:
+    """Paragon (greedy) under each guard band of GUARDS on the same workloads (`done`: outcomes already run, by k)."""
+    return {k: done[k] if k in done else simulate.run(truth, jobs, scenario, "paragon", seed=seed, guard=k) for k in GUARDS}
+
+
 def fits(trained: simulate.Trained, others: dict[str, simulate.Trained], truth: groundtruth.Truth,
          classified: simulate.Classified, state: dict, scenario: str, seed: int) -> dict:
     """Paragon with each fit of the matrices (simulate.FITS; the first is the default) on the same workloads and the
@@ -218,7 +232,7 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
                                                     trained.profile_scs)}
     scenarios = ["low"] if args.quick else list(simulate.SCENARIOS)
     qos, mean_perf, decision, batch_ms, accuracy, low_perf, exact, literal, grown, ties = {}, {}, {}, [], None, {}, {}, {}, {}, {}
-    oblivious_high, monitored, by_fit = {}, {}, {}
+    oblivious_high, monitored, by_fit, by_guard = {}, {}, {}, {}
     others = {f: simulate.models(w, args.offline, np.random.default_rng(args.seed + 1), fit=f)  # the same offline rows
               for f in simulate.FITS[1:]}
     for scenario in scenarios:
@@ -229,9 +243,9 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
         by_fit[scenario] = fits(trained, others, truth, classified, state, scenario, args.seed)
         batch_ms += classified.batch_ms
         accuracy = accuracy or classified.accuracy
-        qos[scenario], mean_perf[scenario] = {}, {}
+        qos[scenario], mean_perf[scenario], outcomes = {}, {}, {}
         for scheduler in simulate.SCHEDULERS:
-            outcome = simulate.run(truth, classified.jobs, scenario, scheduler, seed=args.seed)
+            outcome = outcomes[scheduler] = simulate.run(truth, classified.jobs, scenario, scheduler, seed=args.seed, guard=args.guard)
             qos[scenario][scheduler] = round(outcome.qos_fraction, 4)
             mean_perf[scenario][scheduler] = round(float(outcome.performance.mean()), 4)
             decision.setdefault(scheduler, []).append(outcome.decision_ms)
@@ -240,6 +254,13 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
             if scenario == "high" and scheduler == "heterogeneity_oblivious":  # Fig. 1: 5,000 applications
                 oblivious_high = {"mean": round(float(outcome.performance.mean()), 4), "p1": pct(outcome.performance, 1)}
             print(f"{truth_model} {scenario} {scheduler}: qos {outcome.qos_fraction:.3f}, {time.monotonic() - start:.0f} s", file=sys.stderr)
+        guarded = guards(truth, classified.jobs, scenario, args.seed, {args.guard: outcomes["paragon"]})
+        by_guard[scenario] = {f"{k:g}": {"qos": round(o.qos_fraction, 4), "mean_performance": round(float(o.performance.mean()), 4)}
+                              for k, o in guarded.items()}
+        qos[scenario]["paragon_unguarded"] = by_guard[scenario]["0"]["qos"]  # the paper's greedy (k = 0) beside the default
+        mean_perf[scenario]["paragon_unguarded"] = by_guard[scenario]["0"]["mean_performance"]
+        if scenario == "low":
+            low_perf["paragon_unguarded"] = guarded[0.0].performance
         monitored[scenario] = monitoring(truth, classified.jobs, scenario, args.seed)
         if scenario == "low":  # the scheduler alone: the same workloads with their exact rows (oracle classification)
             exact = {s: round(simulate.run(truth, simulate.exact_jobs(truth), scenario, s, seed=args.seed).qos_fraction, 4)
@@ -266,7 +287,12 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
         "paragon_low_by_tolerated_rule": {"headroom (default)": {"classified": qos["low"]["paragon"], "exact_rows": exact["paragon"]},
                                          "min": literal},
         "paragon_statistical_low_by_ties": ties, "grown_matrices": grown, "paragon_monitor_by_scenario": monitored,
-        "paragon_by_fit": by_fit,
+        "paragon_by_fit": by_fit, "paragon_by_guard": by_guard,
+        "paragon_guard": {"k": args.guard, "applies_to": list(simulate.GUARDED), "unguarded_key": "paragon_unguarded",
+                          "band": "per SoI, RMS of the held-out offline rows' reconstruction error on the side that breaks QoS "
+                                  "(tolerated too high, caused too low; the other side counts 0), on classified entries only",
+                          **{f"sigma_{name}": dict(zip(groundtruth.SOURCES_OF_INTERFERENCE, np.round(b, 4).tolist()))
+                             for name, b in zip(("tolerated", "caused"), trained.band)}},
         "classification": {k: round(v, 4) for k, v in accuracy.items()},
         "accuracy_vs_offline_jobs": curve, "classification_table1_setup": table1,
         "profile_scs": [groundtruth.SERVER_CONFIGS[i][0] for i in trained.profile_scs],

@@ -7,7 +7,8 @@ SVD (Q = U, P^T = Sigma V^T), keeps the rank whose singular values carry `energy
 new jobs, each known on a few columns only (two SC or two SoI profiles), with P held fixed (the exact point
 the SGD update converges to), then reconstructs their full rows. `grow` adds classified jobs back as rows (their
 profiled entries; §2.2) and decomposes the grown matrix again (SGD as §2.1, or ALS-WR's weighted lambda). `choose_profile_columns` picks the two
-SCs every new job is profiled on, by validation on the offline rows."""
+SCs every new job is profiled on, by validation on the offline rows; `validation_band` the guard band of each interference column (ours, not the paper's):
+the one-sided error of the same validation's held-out rows reconstructed from two entries."""
 
 from __future__ import annotations
 
@@ -158,9 +159,7 @@ def choose_sgd(dense: np.ndarray, etas: tuple[float, ...] = (0.005, 0.02, 0.05),
     """eta, lambda and the rank (0 = by energy) by validation: train on 3/4 of the offline rows, reconstruct the other
     1/4 from `per_row` entries; the lowest RMSE wins."""
     rng = np.random.default_rng(seed)
-    order = rng.permutation(dense.shape[0])
-    cut = max(2, dense.shape[0] * 3 // 4)
-    fit, held = dense[order[:cut]], dense[order[cut:]]
+    fit, held = split(dense, rng)
     known = hide(held, per_row, rng)
     scores = {}
     for eta, lam, rank in itertools.product(etas, lams, ranks):
@@ -169,6 +168,44 @@ def choose_sgd(dense: np.ndarray, etas: tuple[float, ...] = (0.005, 0.02, 0.05),
     best = min(scores, key=scores.get)
     log.info("SGD validation RMSE %s -> eta=%s lambda=%s rank=%s", scores, *best)
     return best
+
+
+def split(dense: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The validation's offline rows: 3/4 (at least 2) to train on, the others held out."""
+    order = rng.permutation(dense.shape[0])
+    cut = max(2, dense.shape[0] * 3 // 4)
+    return dense[order[:cut]], dense[order[cut:]]
+
+
+SIDES = {"over": 1.0, "under": -1.0}  # the error a guard band covers: tolerated scores too high, caused scores too low
+
+
+def held_out_errors(model: Model, held: np.ndarray, per_row: int = 2) -> np.ndarray:
+    """Signed errors (reconstructed, clipped to the scores' [0, 1], minus truth) of the held rows' unprofiled entries, each
+    row reconstructed from every set of `per_row` columns (the expectation over §2.3's random profiled SoIs); NaN where
+    the entry was profiled. Shape (rows x sets, columns)."""
+    sets = np.array(list(itertools.combinations(range(held.shape[1]), per_row)))
+    cols = np.tile(sets, (held.shape[0], 1))
+    truth = np.repeat(held, len(sets), axis=0)
+    err = np.clip(classify(model, Sparse(cols=cols, values=np.take_along_axis(truth, cols, axis=1))), 0, 1) - truth
+    np.put_along_axis(err, cols, np.nan, axis=1)
+    return err
+
+
+def band(errors: np.ndarray, side: str) -> np.ndarray:
+    """Per column, the root mean square of the errors on `side` (SIDES; the other side's errors count as 0): the
+    guard band sigma_c (ours, not the paper's; docs/paragon.md "Session 13")."""
+    if side not in SIDES:
+        raise ValueError(f"side: unknown {side!r}, expected one of {', '.join(SIDES)}")
+    return np.sqrt(np.nanmean(np.maximum(0.0, SIDES[side] * errors) ** 2, axis=0))
+
+
+def validation_band(dense: np.ndarray, eta: float, lam: float, rank: int, side: str, standardise: bool = False,
+                    per_row: int = 2, seed: int = 0) -> np.ndarray:
+    """`band` of the model `choose_sgd` validated (its split, parameters and epochs) on its held-out offline rows."""
+    fit, held = split(dense, np.random.default_rng(seed))
+    model = train(fit, eta=eta, lam=lam, epochs=10, seed=seed, rank=rank, standardise=standardise)
+    return band(held_out_errors(model, held, per_row), side)
 
 
 def validated_ranks(dense: np.ndarray, energy: float = 0.9, standardise: bool = False) -> tuple[int, ...]:

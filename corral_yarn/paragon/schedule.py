@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -100,12 +100,22 @@ class Servers:
 
 @dataclass(frozen=True)
 class Job:
-    """A classified job: predicted SC ranking scores (higher is faster), tolerated and caused per SoI."""
+    """A classified job: predicted SC ranking scores (higher is faster), tolerated and caused per SoI, and the guard band
+    sigma of each (tolerated, caused) score: 0 on a profiled (measured) SoI, None for exact rows."""
 
     sc_score: np.ndarray
     tolerated: np.ndarray
     caused: np.ndarray
     cores: int
+    band: tuple[np.ndarray, np.ndarray] | None = None
+
+
+def guarded(job: Job, k: float) -> Job:
+    """The job as the scheduler plans with it under a guard band of k sigma (ours, beyond §3.2; docs/paragon.md
+    "Session 13"): tolerated - k sigma_t and caused + k sigma_c, in [0, 1]; k = 0 or no band: the job as classified."""
+    if job.band is None or k == 0:
+        return job
+    return replace(job, tolerated=np.clip(job.tolerated - k * job.band[0], 0, 1), caused=np.clip(job.caused + k * job.band[1], 0, 1))
 
 
 def free(servers: Servers, cores: int, avoid: frozenset[int] = frozenset()) -> np.ndarray:

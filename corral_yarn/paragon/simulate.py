@@ -13,14 +13,15 @@ Durations are nominal (not stretched by slowdown)."""
 from __future__ import annotations
 
 import heapq
+import math
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from corral_yarn.paragon import classify, groundtruth
-from corral_yarn.paragon.schedule import (Job, Servers, greedy, heterogeneity_oblivious, interference_oblivious, random_server,
-                                          statistical)
+from corral_yarn.paragon.schedule import (Job, Servers, greedy, guarded, heterogeneity_oblivious, interference_oblivious,
+                                          random_server, statistical)
 
 # §4: (workloads, burst after the first half, burst size, required cores over the cluster's cores at the peak)
 SCENARIOS = {"low": (2500, 0, 0.5), "high": (5000, 0, 0.9), "oversubscribed": (7500, 1000, 1.3)}
@@ -49,28 +50,35 @@ class Trained:
     caused: classify.Model
     profile_scs: tuple[int, ...]
     offline: tuple[np.ndarray, np.ndarray, np.ndarray]  # the dense offline rows of the three matrices
+    band: tuple[np.ndarray, np.ndarray]  # per SoI: sigma of tolerated scores too high, of caused scores too low (SIDES)
 
 
 FITS = ("scaled", "validated_rank", "energy")  # how each matrix is fitted: see `models`
+SIDES = ("over", "under")  # the guard band's side per interference matrix: tolerated too high, caused too low break QoS
+GUARD = 1.0  # the default guard band in sigmas (ours, beyond the paper; declared before any measurement, not tuned)
+GUARDED = ("paragon",)  # the schedulers that plan with the guard band: the baselines are as published, without
 
 
 def models(w: groundtruth.World, offline: int, rng: np.random.Generator, fit: str = "scaled") -> Trained:
     """Train the three utility matrices on `offline` densely profiled jobs, eta and lambda by validation, and choose
     the profiling SCs by validation on the same offline rows. `fit` "energy": the rank by the energy cut (sessions
     1-11); "validated_rank": the rank chosen with eta and lambda by validation; "scaled" (default): as well the
-    interference matrices' columns divided by their offline spread (a new job's two random SoIs range over 10x spreads)."""
+    interference matrices' columns divided by their offline spread (a new job's two random SoIs range over 10x spreads).
+    The guard band of each interference matrix comes from the same validation (classify.validation_band)."""
     if fit not in FITS:
         raise ValueError(f"fit: unknown {fit!r}, expected one of {', '.join(FITS)}")
     dense = groundtruth.jobs(w, offline, rng)
     matrices = (groundtruth.per_core_log_speed(dense), dense.tolerated, dense.caused)
-    out = []
+    out, band = [], []
     for k, matrix in enumerate(matrices):
         scaled = fit == "scaled" and k > 0
         ranks = (0,) if fit == "energy" else classify.validated_ranks(matrix, standardise=scaled)
         eta, lam, rank = classify.choose_sgd(matrix, ranks=ranks, standardise=scaled)
         out.append(classify.train(matrix, eta=eta, lam=lam, rank=rank, standardise=scaled))
+        if k > 0:
+            band.append(classify.validation_band(matrix, eta, lam, rank, SIDES[k - 1], standardise=scaled))
     pair = classify.choose_profile_columns(matrices[0], out[0].eta, out[0].lam, folds=min(5, offline // 2))
-    return Trained(*out, profile_scs=pair, offline=matrices)
+    return Trained(*out, profile_scs=pair, offline=matrices, band=(band[0], band[1]))
 
 
 def classify_workloads(trained: Trained, truth: groundtruth.Truth, rng: np.random.Generator, batch: int,
@@ -104,9 +112,17 @@ def classify_workloads(trained: Trained, truth: groundtruth.Truth, rng: np.rando
                    if k in ("best_sc", "within_5pct")},
                 **classify.interference_metrics(np.hstack([tol, cause]), np.hstack([truth.tolerated, truth.caused])),
                 "caused_top_decile_bias": classify.top_decile_bias(cause, truth.caused)}
-    jobs = [Job(sc_score=sc[j], tolerated=np.clip(tol[j], 0, 1), caused=np.clip(cause[j], 0, 1), cores=int(truth.cores[j]))
-            for j in range(truth.cores.size)]
+    bands = [entry_band(b, k.cols) for b, k in zip(trained.band, profiles[1:])]
+    jobs = [Job(sc_score=sc[j], tolerated=np.clip(tol[j], 0, 1), caused=np.clip(cause[j], 0, 1), cores=int(truth.cores[j]),
+                band=(bands[0][j], bands[1][j])) for j in range(truth.cores.size)]
     return Classified(jobs=jobs, batch_ms=times, accuracy=accuracy)
+
+
+def entry_band(sigma: np.ndarray, profiled: np.ndarray) -> np.ndarray:
+    """Each job's band per SoI: its column's sigma, 0 on the SoIs it was profiled on (measured, not classified)."""
+    out = np.tile(sigma, (profiled.shape[0], 1))
+    np.put_along_axis(out, profiled, 0.0, axis=1)
+    return out
 
 
 def accuracy_by_arrival(jobs: list[Job], truth: groundtruth.Truth, window: int) -> dict[int, dict[str, float]]:
@@ -179,18 +195,21 @@ def mean_duration(n: int, peak_jobs: float) -> float:
 
 
 def run(truth: groundtruth.Truth, jobs: list[Job], scenario: str, scheduler: str, seed: int, tolerated_rule: str = "headroom",
-        monitor: bool = False, migrate: bool = False) -> Outcome:
+        monitor: bool = False, migrate: bool = False, guard: float = GUARD) -> Outcome:
     """The scenario's arrivals, nominal durations sized so that required cores reach the scenario's load; the servers'
     tolerated score by `tolerated_rule` (schedule.TOLERATED_RULES: "headroom" unless told). With `monitor` (§3.4) every
     running job's measured performance is checked against its prediction whenever its server's load changes, and a
     server holding a job that deviates takes no new workloads while another server has room (`Servers.flag`); with
     `migrate` as well, the deviating job is re-scheduled at once by the greedy search on any server but those it deviated on,
-    when one satisfies it without relaxing QoS (§3.4's second remedy, at no cost: an upper bound; `rehome`)."""
+    when one satisfies it without relaxing QoS (§3.4's second remedy, at no cost: an upper bound; `rehome`). The GUARDED
+    schedulers plan with each job's classified scores widened by `guard` sigmas (schedule.guarded; 0: the paper's)."""
+    check_guard(guard)
     if migrate and not monitor:
         raise ValueError("migrate: needs monitor (§3.4 migrates the workloads the monitor finds deviating)")
     n, burst, load = SCENARIOS[scenario]
     if len(jobs) != n + burst:
         raise ValueError(f"run: scenario {scenario!r} takes {n + burst} workloads, got {len(jobs)}")
+    jobs = [guarded(job, guard) for job in jobs] if scheduler in GUARDED else jobs
     sc, cores, cap = groundtruth.servers(truth.capacity_exponent)
     rng = np.random.default_rng(seed)
     at = arrivals(n, burst)
@@ -229,6 +248,12 @@ def run(truth: groundtruth.Truth, jobs: list[Job], scenario: str, scheduler: str
                 left[r], migrations = avoid, migrations + 1
                 deviating += found
     return Outcome(performance=integral / np.maximum(duration, 1e-9), decision_ms=decision, migrations=migrations)
+
+
+def check_guard(guard: float) -> None:
+    """The guard band in sigmas: a finite number >= 0."""
+    if isinstance(guard, bool) or not isinstance(guard, (int, float)) or not 0 <= guard < math.inf:
+        raise ValueError(f"guard: expected a finite number of sigmas >= 0, got {guard!r}")
 
 
 def choose(servers: Servers, job: Job, scheduler: str, rng: np.random.Generator) -> int:

@@ -44,3 +44,19 @@ def test_sessions_1_to_10s_constants_stay_selectable(monkeypatch) -> None:
                                       "--capacity-exponent", "1", "--excess-slope", "0.5"])
     old = b.world(b._args(), "frontier")
     assert (old.noise, old.second_concept, old.capacity_exponent, old.excess_slope) == (0.03, 0.1, 1.0, 0.5)
+
+
+def test_a_negative_guard_exits_2_and_names_the_option() -> None:
+    done = subprocess.run([sys.executable, str(BENCH), "--guard", "-1"], capture_output=True, text=True, timeout=120,
+                          cwd=BENCH.parents[1], env={"PYTHONPATH": str(BENCH.parents[1])})
+    assert done.returncode == 2 and "--guard" in done.stderr and "'-1'" in done.stderr and done.stdout == ""
+
+
+def test_the_guard_sweep_reuses_the_headline_run_and_runs_the_others(monkeypatch) -> None:
+    b = bench()
+    ran = []
+    monkeypatch.setattr(b.simulate, "run", lambda truth, jobs, scenario, scheduler, seed, guard: ran.append((scheduler, guard)) or guard)
+    headline = object()
+    out = b.guards(None, [], "low", 0, {1.0: headline})
+    assert out[1.0] is headline and [out[k] for k in (0.0, 0.5, 2.0)] == [0.0, 0.5, 2.0]
+    assert ran == [("paragon", 0.0), ("paragon", 0.5), ("paragon", 2.0)]

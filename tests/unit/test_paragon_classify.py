@@ -212,3 +212,30 @@ def test_top_decile_bias_by_hand() -> None:
     predicted = truth.copy()
     predicted[9] = [0.7, 1.5]  # -0.2 and, clipped to 1, +0.1
     assert c.top_decile_bias(predicted, truth) == pytest.approx(-0.05)
+
+
+def test_the_guard_band_is_the_one_sided_held_out_error_of_each_unprofiled_column() -> None:
+    # rank 1 plus the row level, lambda 0: columns 0 and 2 load (1, 1), column 1 (-1, 1); a row (0.5, 0.2, 0.3) from
+    # columns (0, 1): q = (0.15, 0.35), column 2 -> 0.5 (+0.2); from (0, 2): equal loadings, least-norm q = (0.2, 0.2),
+    # column 1 -> 0 (-0.2); from (1, 2): q = (0.05, 0.25), column 0 -> 0.3 (-0.2)
+    model = c.Model(means=np.zeros(3), p=np.array([[1.0, 1.0], [-1.0, 1.0], [1.0, 1.0]]), confidence=np.ones(1), eta=0.0, lam=0.0)
+    err = c.held_out_errors(model, np.array([[0.5, 0.2, 0.3]]))
+    expected = np.array([[np.nan, np.nan, 0.2], [np.nan, -0.2, np.nan], [-0.2, np.nan, np.nan]])
+    np.testing.assert_allclose(err, expected, atol=1e-12)
+    np.testing.assert_allclose(c.band(err, "over"), [0.0, 0.0, 0.2], atol=1e-12)  # tolerated: too high breaks QoS
+    np.testing.assert_allclose(c.band(err, "under"), [0.2, 0.2, 0.0], atol=1e-12)  # caused: too low breaks QoS
+    # root mean square over the side's errors, the other side counting 0: sqrt((0.3^2 + 0) / 2)
+    np.testing.assert_allclose(c.band(np.array([[0.3, -0.1], [-0.4, np.nan]]), "over"), [np.sqrt(0.045), 0.0])
+    with pytest.raises(ValueError, match="side: unknown 'both'"):
+        c.band(err, "both")
+
+
+def test_the_validation_band_comes_from_the_held_out_offline_rows_only() -> None:
+    rng = np.random.default_rng(0)
+    dense = np.clip(low_rank(40, rng) / 4 + rng.normal(0, 0.02, (40, 8)), 0, 1)
+    fit, held = c.split(dense, np.random.default_rng(0))
+    assert fit.shape[0] == 30 and held.shape[0] == 10 and not set(map(tuple, fit)) & set(map(tuple, held))
+    sigma = c.validation_band(dense, 0.005, 0.01, 1, "under")
+    expected = c.band(c.held_out_errors(c.train(fit, eta=0.005, lam=0.01, epochs=10, rank=1), held), "under")
+    np.testing.assert_allclose(sigma, expected)
+    assert sigma.shape == (8,) and np.all(sigma > 0) and np.all(sigma < 0.2)

@@ -189,3 +189,33 @@ def test_a_server_holding_a_deviating_job_takes_no_new_job_while_another_has_roo
     servers.place(0, 10, 1, np.array([0.5, 1.0, 1.0]), np.array([0.3, 0.0, 0.0]))
     assert s.greedy(servers, new, timeout_s=NO_TIMEOUT)[0] == 0
     assert s.greedy(servers, new, timeout_s=NO_TIMEOUT, avoid=frozenset({0}))[0] == 1  # a migrating job avoids its old server
+
+
+def test_the_guard_band_refuses_a_server_that_d_ge_0_accepts_without_it() -> None:
+    resident = s.Job(sc_score=np.zeros(2), tolerated=np.array([0.75]), caused=np.array([0.25]), cores=1,
+                     band=(np.array([0.125]), np.array([0.125])))
+    new = s.Job(sc_score=np.array([1.0, 0.0]), tolerated=np.array([0.5]), caused=np.array([0.25]), cores=1,
+                band=(np.array([0.25]), np.array([0.25])))
+
+    def chosen(k: float) -> int:
+        servers = cluster([0, 1], n_soi=1)  # server 0 of the new job's best SC holds the resident, server 1 is empty
+        r = s.guarded(resident, k)
+        servers.place(0, 1, 1, r.tolerated, r.caused)
+        return s.greedy(servers, s.guarded(new, k), timeout_s=NO_TIMEOUT)
+
+    # k = 0: D1 = 0.75 - 0.25 = 0.5, D2 = 0.5 - 0.25 = 0.25 on server 0, its best SC: taken
+    assert chosen(0.0) == (0, 0)
+    # k = 1: the resident causes 0.375, the new job tolerates 0.25: D2 = -0.125 on server 0; server 1 (D2 = 0.25) instead
+    assert chosen(1.0) == (1, 0)
+    np.testing.assert_array_equal(s.guarded(new, 1.0).caused, [0.5])
+
+
+def test_the_guard_band_stays_in_0_1_and_leaves_exact_rows_as_they_are() -> None:
+    exact = job(0, [0.1, 0.9], [0.05, 0.95])
+    assert s.guarded(exact, 2.0) is exact
+    banded = s.Job(sc_score=np.zeros(2), tolerated=np.array([0.1, 0.9]), caused=np.array([0.05, 0.95]), cores=1,
+                   band=(np.array([0.2, 0.0]), np.array([0.0, 0.2])))
+    g = s.guarded(banded, 1.0)
+    np.testing.assert_allclose(g.tolerated, [0.0, 0.9])
+    np.testing.assert_allclose(g.caused, [0.05, 1.0])
+    assert s.guarded(banded, 0.0) is banded

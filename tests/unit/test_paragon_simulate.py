@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -268,3 +269,49 @@ def test_each_fit_trains_the_same_offline_rows_and_an_unknown_fit_is_named() -> 
     assert fitted["energy"].caused.rank == 0 and fitted["validated_rank"].caused.rank >= 1
     with pytest.raises(ValueError, match="fit: unknown 'svd'"):
         sim.models(w, 30, np.random.default_rng(0), fit="svd")
+
+
+def test_a_jobs_band_is_its_columns_sigma_except_on_the_sois_it_was_profiled_on() -> None:
+    np.testing.assert_allclose(sim.entry_band(np.array([0.1, 0.2, 0.3, 0.4]), np.array([[0, 2], [3, 1]])),
+                               [[0.0, 0.2, 0.0, 0.4], [0.1, 0.0, 0.3, 0.0]])
+    t = truth(40)
+    trained = sim.models(g.world(0), 30, np.random.default_rng(0))
+    assert all(b.shape == (t.caused.shape[1],) and np.all(b >= 0) and np.any(b > 0) for b in trained.band)
+    rng = np.random.default_rng(3)
+    seen = g.profile(t, np.random.default_rng(3), sc_cols=trained.profile_scs)  # the same draws as classify_workloads'
+    jobs = sim.classify_workloads(trained, t, rng, 10).jobs
+    for j, job in enumerate(jobs):
+        cols = seen.caused.cols[j]
+        guarded = sim.guarded(job, 2.0)
+        assert np.all(job.band[0][cols] == 0) and np.all(job.band[1][cols] == 0)
+        np.testing.assert_array_equal(guarded.caused[cols], job.caused[cols])  # measured: no band
+        np.testing.assert_array_equal(guarded.tolerated[cols], job.tolerated[cols])
+        rest = np.setdiff1d(np.arange(t.caused.shape[1]), cols)
+        np.testing.assert_allclose(job.band[1][rest], trained.band[1][rest])
+        assert np.all(guarded.caused[rest] >= job.caused[rest]) and np.all(guarded.tolerated[rest] <= job.tolerated[rest])
+
+
+@pytest.mark.parametrize("guard", [-1.0, -0.5, math.nan, math.inf, "wide", None, True])
+def test_an_unknown_or_negative_guard_is_named(guard) -> None:
+    t = truth(2500)
+    with pytest.raises(ValueError, match=r"guard: expected a finite number of sigmas >= 0, got"):
+        sim.run(t, sim.exact_jobs(t), "low", "paragon", seed=0, guard=guard)
+
+
+def test_only_paragon_plans_with_the_guard_band_the_baselines_are_as_published(monkeypatch) -> None:
+    t = truth(2500)
+    wide = [dataclasses.replace(j, band=(np.full(j.tolerated.shape, 0.25), np.full(j.caused.shape, 0.25))) for j in sim.exact_jobs(t)]
+    seen: dict[str, list[np.ndarray]] = {}
+
+    def recorder(name: str):
+        def pick(servers, job, *_, **__):  # records the scores the scheduler plans with; the least loaded server
+            seen.setdefault(name, []).append(job.caused)
+            return int(np.argmin(servers.used))
+        return pick
+
+    monkeypatch.setattr(sim, "heterogeneity_oblivious", recorder("nh"))
+    monkeypatch.setattr(sim, "greedy", lambda servers, job: (recorder("paragon")(servers, job), 0))
+    sim.run(t, wide, "low", "heterogeneity_oblivious", seed=0, guard=2.0)
+    sim.run(t, wide, "low", "paragon", seed=0, guard=2.0)
+    np.testing.assert_array_equal(np.array(seen["nh"]), t.caused)
+    np.testing.assert_allclose(np.array(seen["paragon"]), np.clip(t.caused + 0.5, 0, 1))
