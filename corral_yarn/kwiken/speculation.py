@@ -13,8 +13,8 @@ mean task) is not what copies spend: a copy at T that loses runs X - T, one that
 original's container behind (L + T + L' + X', L its seconds before the timed part: a reduce copy shuffles
 again), and only tasks past T are copied. So the budget B is what a cluster measures, the container-seconds of attempts that did not
 succeed, as a fraction of the stages' container-seconds without copies, estimated by the same
-resampling (``copy_spend``), and SumVar's budget is the largest one whose allocation is estimated to
-spend at most B (``plan_speculation``).
+resampling (``copy_spend``), and SumVar apportions B over each stage's curve drawn against that spend
+(``spend_curve``; ``plan_speculation``), each stage's share rounded to one of its measured points (one point: one T_s).
 
 Hadoop's DefaultSpeculator (3.5) has no timeout of its own: with its default estimator a task gets a copy
 once every task of its type has a container, one (and 5 %) of them finished, and its projected end is
@@ -55,7 +55,6 @@ from corral_yarn.kwiken.curves import CURVE_POINTS, VarianceCurve, reissued, tim
 
 SETTINGS_SCHEMA = "corral-yarn/kwiken-yarn/v3"
 DRAWS = 4000  # resampled runs of a stage per point of its curve
-BISECTIONS = 14  # halvings of SumVar's budget when fitting it to B
 MAX_RAISE = 4.0  # the most ``spend_calibration`` raises a plan that underspent: one quiet round cannot blow it up
 MIN_SAMPLES = 8  # fewer task durations give no usable tail: the stage gets no budget
 MAX_REISSUE = 0.5  # a copy is for a straggler: T_s is never below the stage's median duration (r_s <= 0.5)
@@ -158,11 +157,6 @@ def copy_spend(stage: TaskStage, r: float, rng: np.random.Generator, draws: int 
     return float(extra.sum(axis=1).mean()), float(np.where(copied & wins, copies, lead[picked] + runs).sum(axis=1).mean())
 
 
-def extra_fraction(stages: Sequence[TaskStage], r: Sequence[float], seed: int = 0) -> float:
-    """The allocation's expected extra container-seconds over the stages' container-seconds without copies."""
-    return expected_spend(stages, r, seed)[0] / max(sum(s.container_seconds for s in stages), 1e-12)
-
-
 def expected_spend(stages: Sequence[TaskStage], r: Sequence[float], seed: int = 0) -> tuple[float, float]:
     """The allocation's expected (extra, kept) container-seconds per run of every job (``copy_spend`` summed)."""
     rng = np.random.default_rng(seed)
@@ -184,27 +178,48 @@ def spend_calibration(spent: float, expected: float, max_raise: float = MAX_RAIS
     return max(1.0 / max_raise, spent / expected) if expected > 0 else 1.0
 
 
-def fit_budget(stages: Sequence[TaskStage], curves: Sequence[VarianceCurve], budget: float,
-               seed: int = 0) -> tuple[float, NDArray[np.float64], float]:
-    """SumVar's budget (eq. 5.3's units), its r_s and their expected extra fraction: the largest budget met by
-    bisection whose allocation is estimated (``extra_fraction``) to spend at most ``budget``."""
-    cost = [s.container_seconds for s in stages]
+@dataclass(frozen=True)
+class SpendCurve:
+    """V_s against u, the stage's expected extra container-seconds per run (``copy_spend``) over its container-seconds:
+    eq. 5.3's cost axis measured as a cluster measures a copy, not c_s r_s. ``variance`` is its hull, for SumVar; ``u``,
+    ``v``, ``r`` are the measured points that no cheaper point beats (u ascending, v descending), which a plan is
+    rounded to, since one T_s is one point."""
 
-    def trial(b: float) -> tuple[float, NDArray[np.float64], float]:
-        r = sumvar(curves, cost, b)
-        return b, r, extra_fraction(stages, r, seed)
+    variance: VarianceCurve
+    u: NDArray[np.float64]
+    v: NDArray[np.float64]
+    r: NDArray[np.float64]
 
-    best = trial(1.0)
-    if best[2] <= budget:
-        return best
-    best, low, high = trial(0.0), 0.0, 1.0
-    for _ in range(BISECTIONS):
-        b, r, spend = trial((low + high) / 2)
-        if spend <= budget:
-            best, low = (b, r, spend), b
-        else:
-            high = b
-    return best
+    def at_most(self, u: float) -> int:
+        """The point of lowest variance that spends at most ``u``."""
+        return int(np.searchsorted(self.u, u + 1e-12, side="right")) - 1
+
+
+def spend_curve(stage: TaskStage, rng: np.random.Generator, points: int = CURVE_POINTS, draws: int = DRAWS) -> SpendCurve:
+    """The stage's makespan curve (``makespan_curve``) on the spend axis u(r) = E[extra container-seconds] / c_s. The
+    spend is not monotone in r where the durations have a gap: copies at a late T mostly lose within seconds, while
+    moving T below the gap copies the stragglers early and their killed originals count, so u jumps there."""
+    by_r = makespan_curve(stage, rng, points, draws)
+    u = np.array([copy_spend(stage, float(f), rng, draws)[0] for f in by_r.r]) / max(stage.container_seconds, 1e-12)
+    order = np.lexsort((by_r.r, by_r.v, u))  # by spend, then variance, then the lower r
+    kept = [k for n, k in enumerate(order) if n == 0 or by_r.v[k] < by_r.v[order[:n]].min()]
+    return SpendCurve(VarianceCurve.of(u, by_r.v), u[kept], by_r.v[kept], by_r.r[kept])
+
+
+def rounded(curves: Sequence[SpendCurve], shares: NDArray[np.float64], u: NDArray[np.float64], budget: float) -> list[int]:
+    """SumVar's u_s rounded to measured points: each stage to its best point within u_s, then, while budget is left,
+    the move to a costlier point of one stage that drops its variance most per unit spend and still fits (§5.3.1's
+    greedy, on whole points)."""
+    k = [c.at_most(u_s) for c, u_s in zip(curves, u)]
+    left = budget - sum(float(c_s * c.u[k_s]) for c, c_s, k_s in zip(curves, shares, k))
+    while True:
+        moves = [((c.v[k[s]] - c.v[j]) / (shares[s] * (c.u[j] - c.u[k[s]])), s, j) for s, c in enumerate(curves)
+                 for j in range(k[s] + 1, c.u.size) if shares[s] * (c.u[j] - c.u[k[s]]) <= left + 1e-12 and c.u[j] > c.u[k[s]]]
+        if not moves:
+            return k
+        _, s, j = max(moves)
+        left -= float(shares[s] * (curves[s].u[j] - curves[s].u[k[s]]))
+        k[s] = j
 
 
 def settings(stages: Sequence[tuple[TaskType, float, int, float | None]], rule: Rule = "progress",
@@ -264,9 +279,9 @@ class SpeculationSettings(_Strict):
     rule: Rule = Field(default="timeout", description="how the estimator sees a task that will run past T_s (files without it: timeout)")
     scale: Scale = Field(default="absolute", description="what T_s is measured against: relative, the job's own succeeded tasks; absolute (files without it), the history's")
     budget: float = Field(ge=0.0, le=1.0, description="B: container-seconds of attempts that do not succeed, a fraction of the stages' without copies")
-    sumvar_budget: float = Field(ge=0.0, le=1.0, description="SumVar's budget in eq. 5.3's units, fitted so that the expected spend is <= B")
-    planned_cost: float = Field(ge=0.0, le=1.0, description="sum_s c_s r_s <= sumvar_budget")
-    planned_extra_fraction: float = Field(ge=0.0, le=1.0, description="the allocation's expected spend in B's units, by resampling; <= B")
+    sumvar_budget: float = Field(ge=0.0, le=1.0, description="SumVar's budget: B itself since SumVar runs on the spend axis (before session 13, eq. 5.3's units fitted to B)")
+    planned_cost: float = Field(ge=0.0, le=1.0, description="sum_s c_s u_s, SumVar's allocation on the spend axis (u_s: a stage's expected extra over its container-seconds) <= sumvar_budget")
+    planned_extra_fraction: float = Field(ge=0.0, le=1.0, description="the allocation's expected spend in B's units, by resampling (its curves' points); <= B")
     expected_extra_container_s: float = Field(ge=0.0, description="the allocation's expected extra container-seconds per run of every job")
     container_seconds: float = Field(ge=0.0, description="sum of c_s before normalising: task container-seconds of one run of every job")
     runs: int = Field(ge=1, description="history runs the curves were learned from")
@@ -291,24 +306,27 @@ class SpeculationSettings(_Strict):
 def plan_speculation(stages: Sequence[TaskStage], budget: float, runs: int, seed: int = 0, rule: Rule = "progress",
                      scale: Scale = "absolute") -> SpeculationSettings:
     """Apportion ``budget`` (extra container-seconds, as a cluster measures them) over ``stages`` (from ``runs``
-    history runs) by SumVar at the budget fitted to it, and turn each job's r_s into its settings under ``rule``
-    on ``scale``."""
+    history runs) by SumVar on the spend axis (``spend_curve``, eq. 5.3 with u_s for r_s), each stage's share rounded
+    to one of its measured points (``rounded``), and turn each job's r_s into its settings under ``rule`` on ``scale``."""
     rng = np.random.default_rng(seed)
-    curves = [makespan_curve(s, rng) for s in stages]
-    sumvar_budget, r, expected = fit_budget(stages, curves, budget, seed)
+    curves = [spend_curve(s, rng) for s in stages]
     cost = np.array([s.container_seconds for s in stages])
     share = cost / cost.sum()
+    k = rounded(curves, share, sumvar([c.variance for c in curves], cost, budget), budget)
+    u = np.array([c.u[k_s] for c, k_s in zip(curves, k)])
     jobs: dict[str, list[tuple[TaskStage, StageSpeculation]]] = {}
-    for stage, r_s, c, curve in zip(stages, r, share, curves):
-        t = timeout(np.sort(stage.durations), float(r_s))
+    for stage, curve, k_s, c in zip(stages, curves, k, share):
+        r_s = float(curve.r[k_s])
+        t = timeout(np.sort(stage.durations), r_s)
         jobs.setdefault(stage.job, []).append((stage, StageSpeculation(
-            type=stage.type, tasks=stage.tasks, samples=int(stage.durations.size), reissue_fraction=float(r_s),
+            type=stage.type, tasks=stage.tasks, samples=int(stage.durations.size), reissue_fraction=r_s,
             timeout_s=None if np.isinf(t) else float(t), timeout_ratio=None if np.isinf(t) else float(t / stage.durations.mean()),
-            cost_share=float(c), variance=float(curve(0.0)), planned_variance=float(curve(float(r_s))))))
+            cost_share=float(c), variance=float(curve.v[0]), planned_variance=float(curve.v[k_s]))))
     planned = [JobSpeculation(key=key, stages=[s for _, s in pairs],
                               properties=settings([(s.type, s.reissue_fraction, s.tasks, s.timeout_s) for _, s in pairs], rule,
                                                   {s.type: s.timeout_ratio for _, s in pairs} if scale == "relative" else None))
                for key, pairs in jobs.items()]
-    return SpeculationSettings(rule=rule, scale=scale, budget=budget, sumvar_budget=sumvar_budget, planned_cost=min(sumvar_budget, spent(cost, r)),
-                               planned_extra_fraction=min(budget, expected), expected_extra_container_s=expected_spend(stages, r, seed)[0], runs=runs, container_seconds=float(cost.sum()),
-                               jobs=planned)
+    expected = min(budget, float(share @ u))  # <= budget by construction; min only absorbs float rounding
+    return SpeculationSettings(rule=rule, scale=scale, budget=budget, sumvar_budget=budget, planned_cost=expected,
+                               planned_extra_fraction=expected, expected_extra_container_s=float(cost @ u), runs=runs,
+                               container_seconds=float(cost.sum()), jobs=planned)

@@ -162,7 +162,7 @@ def test_yarn_plan_matching_a_measured_spend_feeds_the_planned_runs_of_the_pipel
         run_id=f"{key}-{d}", recurring_key=key, name=f"{key}-{d}", source="test", submit_time=day + timedelta(days=d),
         map_tasks=6, reduce_tasks=1, map_task_samples=tuple(TaskSample(x, 1) for x in [1.0, 1.1, 0.9, 1.0, 1.2, 10.0]),
         reduce_task_samples=(TaskSample(2.0, 1),)) for d in range(4)])
-    assert main(["kwiken", "yarn-plan", "--history", str(tmp_path / "store"), "--match-extra-container-s", "3",
+    assert main(["kwiken", "yarn-plan", "--history", str(tmp_path / "store"), "--match-extra-container-s", "4",
                  "--out", str(settings.speculation)]) == 0  # the file the pipeline reads: <home>/kwiken-yarn.json
     speculation = {r.job.key: r.speculation for r in planned_runs(published, catalog, settings)[0]}[key]
     assert speculation[ESTIMATOR] == KWIKEN_ESTIMATOR and float(speculation[TIMEOUT_MS["map"]]) > 0
