@@ -249,8 +249,8 @@ def test_a_deviating_job_is_flagged_and_migrated_off_the_server_it_deviated_on()
 
 
 def test_monitoring_and_migration_in_a_run_recover_underestimated_caused_scores(monkeypatch: pytest.MonkeyPatch) -> None:
-    # "low"'s load with 300 arrivals instead of 2,500: the migrations cascade (11 k here, 153 k in "low": 59 s of CI),
-    # and QoS is 0.54 plain, 0.84 with migration (0.46 and 0.72 in "low"; seeds 1-4: a gap of 0.19 to 0.35)
+    # "low"'s load with 300 arrivals instead of 2,500: the migrations cascade (14 k here, 155 k in "low": 59 s of CI),
+    # and QoS is 0.54 plain, 0.81 with migration (0.46 and 0.72 in "low"; seeds 1-4: a gap of 0.25 to 0.34)
     monkeypatch.setitem(sim.SCENARIOS, "small", (300, 0, sim.SCENARIOS["low"][2]))
     t = truth(300)
     low = [dataclasses.replace(j, caused=j.caused * 0.5) for j in sim.exact_jobs(t)]  # every caused score half the truth
