@@ -8,12 +8,13 @@ new jobs, each known on a few columns only (two SC or two SoI profiles), with P 
 the SGD update converges to), then reconstructs their full rows. `grow` adds classified jobs back as rows (their
 profiled entries; §2.2) and decomposes the grown matrix again (SGD as §2.1, or ALS-WR's weighted lambda). `choose_profile_columns` picks the two
 SCs every new job is profiled on, by validation on the offline rows; `validation_band` the guard band of each interference column (ours, not the paper's):
-the one-sided error of the same validation's held-out rows reconstructed from two entries."""
+the one-sided error of a k-fold cross-validation's held-out offline rows reconstructed from two entries."""
 
 from __future__ import annotations
 
 import itertools
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -200,12 +201,32 @@ def band(errors: np.ndarray, side: str) -> np.ndarray:
     return np.sqrt(np.nanmean(np.maximum(0.0, SIDES[side] * errors) ** 2, axis=0))
 
 
+FOLDS = 4  # the guard band's cross-validation: every offline row held out once, by a model trained on the others
+
+
+def folds(rows: int, count: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """The offline rows' indices in `count` parts of equal size (within one): each row in exactly one part."""
+    if rows < 2 * count:
+        raise ValueError(f"folds: {rows} offline rows are too few for {count} folds")
+    return np.array_split(rng.permutation(rows), count)
+
+
+def cross_validated_errors(dense: np.ndarray, fit: Callable[[np.ndarray], Model], parts: list[np.ndarray],
+                           per_row: int = 2) -> np.ndarray:
+    """`held_out_errors` of each part's rows under the model `fit` trains on the other rows, pooled (stacked) over the
+    parts."""
+    return np.vstack([held_out_errors(fit(np.delete(dense, part, axis=0)), dense[part], per_row) for part in parts])
+
+
 def validation_band(dense: np.ndarray, eta: float, lam: float, rank: int, side: str, standardise: bool = False,
-                    per_row: int = 2, seed: int = 0) -> np.ndarray:
-    """`band` of the model `choose_sgd` validated (its split, parameters and epochs) on its held-out offline rows."""
-    fit, held = split(dense, np.random.default_rng(seed))
-    model = train(fit, eta=eta, lam=lam, epochs=10, seed=seed, rank=rank, standardise=standardise)
-    return band(held_out_errors(model, held, per_row), side)
+                    per_row: int = 2, seed: int = 0, count: int = FOLDS) -> np.ndarray:
+    """`band` of the held-out errors of a `count`-fold cross-validation over the offline rows, each fold's model trained
+    with the parameters and epochs `choose_sgd` validated (every offline row held out once; the errors pooled, then RMS)."""
+    def fit(rows: np.ndarray) -> Model:
+        return train(rows, eta=eta, lam=lam, epochs=10, seed=seed, rank=rank, standardise=standardise)
+
+    parts = folds(dense.shape[0], count, np.random.default_rng(seed))
+    return band(cross_validated_errors(dense, fit, parts, per_row), side)
 
 
 def validated_ranks(dense: np.ndarray, energy: float = 0.9, standardise: bool = False) -> tuple[int, ...]:

@@ -64,7 +64,8 @@ def models(w: groundtruth.World, offline: int, rng: np.random.Generator, fit: st
     the profiling SCs by validation on the same offline rows. `fit` "energy": the rank by the energy cut (sessions
     1-11); "validated_rank": the rank chosen with eta and lambda by validation; "scaled" (default): as well the
     interference matrices' columns divided by their offline spread (a new job's two random SoIs range over 10x spreads).
-    The guard band of each interference matrix comes from the same validation (classify.validation_band)."""
+    The guard band of each interference matrix: a 4-fold cross-validation over the same offline rows with the validated
+    parameters (classify.validation_band)."""
     if fit not in FITS:
         raise ValueError(f"fit: unknown {fit!r}, expected one of {', '.join(FITS)}")
     dense = groundtruth.jobs(w, offline, rng)
@@ -173,6 +174,13 @@ class Outcome:
     performance: np.ndarray  # per job, time-averaged
     decision_ms: np.ndarray  # per job, server selection
     migrations: int = 0  # §3.4's re-scheduling of deviating jobs (run's `migrate`)
+    backtracks: np.ndarray | None = None  # per job, Paragon's greedy search's relaxations at arrival (§3.2; 0: other schedulers)
+    server_sc: np.ndarray | None = None  # per job, the SC of the server it was placed on at arrival
+
+    @property
+    def relaxed(self) -> int:
+        """Arrivals no server satisfied with every D >= 0: the greedy search relaxed QoS (backtracked, §3.2)."""
+        return int(np.count_nonzero(self.backtracks)) if self.backtracks is not None else 0
 
     @property
     def qos_fraction(self) -> float:
@@ -221,6 +229,7 @@ def run(truth: groundtruth.Truth, jobs: list[Job], scenario: str, scheduler: str
     rate = np.zeros(len(jobs))
     where = np.full(len(jobs), -1)
     decision = np.zeros(len(jobs))
+    backtracks, server_sc = np.zeros(len(jobs), dtype=int), np.zeros(len(jobs), dtype=int)
     events = [(float(at[j]), 1, j) for j in range(len(jobs))]
     heapq.heapify(events)
     left: dict[int, frozenset[int]] = {}  # job -> the servers it deviated on and was migrated from
@@ -230,8 +239,9 @@ def run(truth: groundtruth.Truth, jobs: list[Job], scenario: str, scheduler: str
         settle(servers, where[j] if kind == 0 else -1, now, integral, last, rate)
         if kind == 1:  # arrival
             start = time.perf_counter()
-            s = choose(servers, jobs[j], scheduler, rng)
+            s, backtracks[j] = choose(servers, jobs[j], scheduler, rng)
             decision[j] = (time.perf_counter() - start) * 1e3
+            server_sc[j] = servers.sc[s]
             settle(servers, s, now, integral, last, rate)
             servers.place(s, j, jobs[j].cores, jobs[j].tolerated, jobs[j].caused)
             where[j], last[j] = s, now
@@ -247,7 +257,8 @@ def run(truth: groundtruth.Truth, jobs: list[Job], scenario: str, scheduler: str
             if found is not None:
                 left[r], migrations = avoid, migrations + 1
                 deviating += found
-    return Outcome(performance=integral / np.maximum(duration, 1e-9), decision_ms=decision, migrations=migrations)
+    return Outcome(performance=integral / np.maximum(duration, 1e-9), decision_ms=decision, migrations=migrations,
+                   backtracks=backtracks, server_sc=server_sc)
 
 
 def check_guard(guard: float) -> None:
@@ -256,19 +267,20 @@ def check_guard(guard: float) -> None:
         raise ValueError(f"guard: expected a finite number of sigmas >= 0, got {guard!r}")
 
 
-def choose(servers: Servers, job: Job, scheduler: str, rng: np.random.Generator) -> int:
+def choose(servers: Servers, job: Job, scheduler: str, rng: np.random.Generator) -> tuple[int, int]:
+    """The scheduler's server for the job and its greedy search's backtracking relaxations (0 for the others)."""
     if scheduler == "paragon":
-        return greedy(servers, job)[0]
+        return greedy(servers, job)
     if scheduler == "heterogeneity_oblivious":
-        return heterogeneity_oblivious(servers, job)
+        return heterogeneity_oblivious(servers, job), 0
     if scheduler == "interference_oblivious":
-        return interference_oblivious(servers, job, rng)
+        return interference_oblivious(servers, job, rng), 0
     if scheduler == "random":
-        return random_server(servers, job, rng)
+        return random_server(servers, job, rng), 0
     if scheduler == "paragon_statistical":
-        return statistical(servers, job)
+        return statistical(servers, job), 0
     if scheduler == "paragon_statistical_as_written":
-        return statistical(servers, job, spread_ties=False)
+        return statistical(servers, job, spread_ties=False), 0
     raise ValueError(f"scheduler: unknown {scheduler!r}, expected one of {', '.join(SCHEDULERS + OPTIONS)}")
 
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_paragon.py"
@@ -60,3 +61,13 @@ def test_the_guard_sweep_reuses_the_headline_run_and_runs_the_others(monkeypatch
     out = b.guards(None, [], "low", 0, {1.0: headline})
     assert out[1.0] is headline and [out[k] for k in (0.0, 0.5, 2.0)] == [0.0, 0.5, 2.0]
     assert ran == [("paragon", 0.0), ("paragon", 0.5), ("paragon", 2.0)]
+
+
+def test_a_guard_row_splits_qos_by_the_arrivals_the_greedy_relaxed() -> None:
+    b = bench()
+    jobs = [b.simulate.Job(sc_score=np.array(s), tolerated=np.ones(1), caused=np.zeros(1), cores=1)
+            for s in ([0.0, 1.0], [1.0, 0.0], [1.0, 0.0], [0.0, 1.0])]  # predicted best SC: 1, 0, 0, 1
+    o = b.simulate.Outcome(performance=np.array([0.99, 0.5, 0.96, 0.9]), decision_ms=np.zeros(4),
+                           backtracks=np.array([0, 3, 1, 0]), server_sc=np.array([1, 1, 0, 1]))
+    assert b.guard_row(o, jobs) == {"qos": 0.5, "mean_performance": 0.8375, "relaxed": 2, "relaxed_qos": 0.5,
+                                    "unrelaxed_qos": 0.5, "on_predicted_best_sc": 0.75}

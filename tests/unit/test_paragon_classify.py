@@ -230,12 +230,38 @@ def test_the_guard_band_is_the_one_sided_held_out_error_of_each_unprofiled_colum
         c.band(err, "both")
 
 
-def test_the_validation_band_comes_from_the_held_out_offline_rows_only() -> None:
+def test_the_k_fold_band_pools_every_folds_held_out_errors_before_the_root_mean_square() -> None:
+    # the hand model above predicts column 2 from column 0, column 1 as 0, column 0 from column 2: a row (a, b, c) errs
+    # a - c, -b and c - a. Fold 1 holds (0.5, 0.2, 0.3): +0.2, -0.2, -0.2; fold 2 (0.1, 0.4, 0.4): -0.3, -0.4, +0.3
+    model = c.Model(means=np.zeros(3), p=np.array([[1.0, 1.0], [-1.0, 1.0], [1.0, 1.0]]), confidence=np.ones(1), eta=0.0, lam=0.0)
+    dense = np.array([[0.5, 0.2, 0.3], [0.1, 0.4, 0.4]])
+    trained_on = []
+    err = c.cross_validated_errors(dense, lambda rows: trained_on.append(rows) or model, [np.array([0]), np.array([1])])
+    np.testing.assert_array_equal(trained_on[0], dense[[1]])  # each fold's model never sees its held rows
+    np.testing.assert_array_equal(trained_on[1], dense[[0]])
+    # pooled over both folds, then RMS per column (the other side counting 0): over col 0 sqrt((0 + 0.3^2) / 2), col 2
+    # sqrt((0.2^2 + 0) / 2); under col 0 sqrt(0.2^2 / 2), col 1 sqrt((0.2^2 + 0.4^2) / 2), col 2 sqrt(0.3^2 / 2)
+    np.testing.assert_allclose(c.band(err, "over"), [np.sqrt(0.045), 0.0, np.sqrt(0.02)], atol=1e-12)
+    np.testing.assert_allclose(c.band(err, "under"), [np.sqrt(0.02), np.sqrt(0.1), np.sqrt(0.045)], atol=1e-12)
+    # not the mean of each fold's RMS: under col 1 that is (0.2 + 0.4) / 2 = 0.3, pooled sqrt(0.1) = 0.316
+    assert c.band(err, "under")[1] != pytest.approx(0.3)
+
+
+def test_every_offline_row_is_held_out_exactly_once() -> None:
+    parts = c.folds(50, 4, np.random.default_rng(0))
+    assert len(parts) == 4 and sorted(len(p) for p in parts) == [12, 12, 13, 13]
+    np.testing.assert_array_equal(np.sort(np.concatenate(parts)), np.arange(50))
+    with pytest.raises(ValueError, match="7 offline rows are too few for 4 folds"):
+        c.folds(7, 4, np.random.default_rng(0))
+
+
+def test_the_validation_band_cross_validates_the_offline_rows_with_the_validated_parameters() -> None:
     rng = np.random.default_rng(0)
     dense = np.clip(low_rank(40, rng) / 4 + rng.normal(0, 0.02, (40, 8)), 0, 1)
-    fit, held = c.split(dense, np.random.default_rng(0))
-    assert fit.shape[0] == 30 and held.shape[0] == 10 and not set(map(tuple, fit)) & set(map(tuple, held))
     sigma = c.validation_band(dense, 0.005, 0.01, 1, "under")
-    expected = c.band(c.held_out_errors(c.train(fit, eta=0.005, lam=0.01, epochs=10, rank=1), held), "under")
-    np.testing.assert_allclose(sigma, expected)
+    held = []
+    for part in c.folds(40, c.FOLDS, np.random.default_rng(0)):
+        held.append(c.held_out_errors(c.train(np.delete(dense, part, axis=0), eta=0.005, lam=0.01, epochs=10, rank=1), dense[part]))
+        assert held[-1].shape == (part.size * 28, 8)  # each held row from every pair of its 8 columns
+    np.testing.assert_allclose(sigma, c.band(np.vstack(held), "under"))
     assert sigma.shape == (8,) and np.all(sigma > 0) and np.all(sigma < 0.2)

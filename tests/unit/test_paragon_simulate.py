@@ -205,8 +205,8 @@ def test_the_statistical_scheduler_spreads_ties_and_the_ring_as_written_stays_se
         servers.place(j * 31, j, jobs[j].cores, jobs[j].tolerated, jobs[j].caused)
     rng = np.random.default_rng(0)
     for j in range(30, 40):
-        assert sim.choose(servers, jobs[j], "paragon_statistical", rng) == statistical(servers, jobs[j], spread_ties=True)
-        assert sim.choose(servers, jobs[j], "paragon_statistical_as_written", rng) == statistical(servers, jobs[j], spread_ties=False)
+        assert sim.choose(servers, jobs[j], "paragon_statistical", rng) == (statistical(servers, jobs[j], spread_ties=True), 0)
+        assert sim.choose(servers, jobs[j], "paragon_statistical_as_written", rng) == (statistical(servers, jobs[j], spread_ties=False), 0)
 
 
 def two_job_truth() -> g.Truth:
@@ -318,3 +318,21 @@ def test_only_paragon_plans_with_the_guard_band_the_baselines_are_as_published(m
     sim.run(t, wide, "low", "paragon", seed=0, guard=2.0)
     np.testing.assert_array_equal(np.array(seen["nh"]), t.caused)
     np.testing.assert_allclose(np.array(seen["paragon"]), np.clip(t.caused + 0.5, 0, 1))
+
+
+def test_each_arrivals_greedy_relaxations_and_server_sc_are_recorded(monkeypatch) -> None:
+    t = truth(2500)
+    calls = []
+
+    def greedy(servers, job):  # the least loaded server; every third arrival "relaxed" twice
+        calls.append(int(np.argmin(servers.used)))
+        return calls[-1], 2 if len(calls) % 3 == 0 else 0
+
+    monkeypatch.setattr(sim, "greedy", greedy)
+    o = sim.run(t, sim.exact_jobs(t), "low", "paragon", seed=0)
+    sc = g.servers(t.capacity_exponent)[0]
+    np.testing.assert_array_equal(o.backtracks, [2 if (i + 1) % 3 == 0 else 0 for i in range(2500)])  # arrivals in job order
+    np.testing.assert_array_equal(o.server_sc, sc[calls])
+    assert o.relaxed == 833
+    assert sim.run(t, sim.exact_jobs(t), "low", "random", seed=0).relaxed == 0
+    assert sim.Outcome(performance=np.ones(2), decision_ms=np.zeros(2)).relaxed == 0
