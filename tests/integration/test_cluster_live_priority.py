@@ -2,7 +2,8 @@
 the slot to the job with the highest priority"). Both jobs' AMs run on the shared rack, which
 blockers fill otherwise; when the first blocker is killed, its one container's room must go to the
 higher-priority job, though the lower-priority one was submitted first. Blockers are killed, not
-timed, so the test does not depend on how fast this machine starts JVMs."""
+timed, and the rest of them only once that container runs (its NodeManager says so), so the test does
+not depend on how fast this machine starts JVMs."""
 
 from __future__ import annotations
 
@@ -13,15 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 
 from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.apps import YarnApp
 from corral_yarn.cluster.history import job_id_of
 from corral_yarn.cluster.mapreduce import MapReduceJob
+from corral_yarn.cluster.rest import as_list
 
 pytestmark = pytest.mark.integration
 BLOCK = 65536
-SEPARATION_S = 10
 CONTAINER_MB = 1024  # a multiple of the scheduler's allocation unit, so requests are not rounded up
 
 
@@ -46,6 +48,18 @@ def asking_for_tasks(cluster: Cluster, app_id: str) -> bool:
 
 def running_containers(cluster: Cluster, app_id: str) -> int:
     return int(cluster.rm.rest.get(f"/ws/v1/cluster/apps/{app_id}")["app"].get("runningContainers", 0))
+
+
+def task_container_runs(minicluster: dict[str, Any], rack: str, app_id: str) -> bool:
+    """A NodeManager of ``rack`` runs a task container of the application (not its AM's, container 1): its AM
+    has already recorded the task attempt's launch, the start time the history gives."""
+    prefix = "container_" + app_id.removeprefix("application_") + "_"
+    for node in next(r for r in minicluster["racks"] if r["name"] == rack)["nodes"]:
+        listed = requests.get(f"{node['nodemanager_http']}/ws/v1/node/containers", headers={"Accept": "application/json"}, timeout=30)
+        containers = as_list((listed.json().get("containers") or {}).get("container"))
+        if any(c["id"].startswith(prefix) and not c["id"].endswith("_000001") and c["state"] == "RUNNING" for c in containers):
+            return True
+    return False
 
 
 def test_higher_priority_job_gets_its_containers_first(minicluster: Any, tmp_path: Path) -> None:
@@ -84,7 +98,8 @@ def test_higher_priority_job_gets_its_containers_first(minicluster: Any, tmp_pat
 
     wait_for("the freed room is used", room_used)
     assert running == {"low": 1, "high": 2}, running  # the AMs, and the one task container went to "high"
-    time.sleep(SEPARATION_S)  # so that the start times below cannot be confused by JVM start-up jitter
+    # so that the start times below cannot be confused by JVM start-up jitter (a 10 s sleep before session 13)
+    wait_for("the high job's task container runs", lambda: task_container_runs(minicluster, rack, apps["high"].app_id))
     for b in blockers[1:]:
         cluster.rm.kill(b.app_id)
     finals = {name: cluster.rm.wait(app.app_id, timeout_s=900) for name, app in apps.items()}
