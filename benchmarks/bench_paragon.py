@@ -183,8 +183,8 @@ def guard_row(o: simulate.Outcome, jobs: list) -> dict:
     relaxed = o.backtracks > 0
     best = np.array([j.sc_score.argmax() for j in jobs])
     return {"qos": round(o.qos_fraction, 4), "mean_performance": round(float(o.performance.mean()), 4), "relaxed": o.relaxed,
-            "relaxed_qos": round(float(np.mean(o.performance[relaxed] >= 0.95)), 4) if relaxed.any() else None,
-            "unrelaxed_qos": round(float(np.mean(o.performance[~relaxed] >= 0.95)), 4) if (~relaxed).any() else None,
+            "relaxed_qos": round(float(np.mean(o.meets_qos[relaxed])), 4) if relaxed.any() else None,
+            "unrelaxed_qos": round(float(np.mean(o.meets_qos[~relaxed])), 4) if (~relaxed).any() else None,
             "on_predicted_best_sc": round(float(np.mean(o.server_sc == best)), 4)}
 
 
