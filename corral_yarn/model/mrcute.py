@@ -41,15 +41,20 @@ def _map_and_reduce(stage: StageSpec, cluster: ClusterSpec, machines: NDArray[np
 def rack_latency(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike) -> Seconds:
     """L(r) of one stage on r racks, without bandwidth reservations (thesis §3.1.2)."""
     r = np.asarray(racks, dtype=np.float64)
+    t_map, w_reduce, t_reduce = _map_and_reduce(stage, cluster, r * cluster.machines_per_rack)
+    t_shuffle = w_reduce * _shuffle_once(stage, cluster, r)  # T_shuffle = w_reduce x max{T_core, T_local}
+    return t_map + t_shuffle + t_reduce
+
+
+def _shuffle_once(stage: StageSpec, cluster: ClusterSpec, r: NDArray[np.float64]) -> Seconds:
+    """max{T_core, T_local}: the stage's shuffle data crossing the network once (thesis §3.1.2)."""
     m = float(cluster.machines_per_rack)
     nic, oversub = cluster.nic_bandwidth_bytes_per_s, cluster.oversubscription
-    t_map, w_reduce, t_reduce = _map_and_reduce(stage, cluster, r * m)
     per_machine = stage.shuffle_bytes / (r * m)  # D_i^S x 1/(r m)
     t_core = per_machine * (r - 1.0) / r / (nic / oversub)  # T_core = D_i^core / (B_M / O)
     d_local = per_machine / r  # D_i^local = D_i^S x 1/(r m) x 1/r
     t_local = d_local * (m - 1.0) / m / (nic - nic / oversub)  # T_local, over B_M - B_M/O
-    t_shuffle = w_reduce * np.maximum(t_core, t_local)  # T_shuffle = w_reduce x max{T_core, T_local}
-    return t_map + t_shuffle + t_reduce
+    return np.maximum(t_core, t_local)
 
 
 def write_latency(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike, model: MRCutePlus) -> Seconds:
@@ -135,6 +140,43 @@ def job_rack_latency(job: JobSpec, cluster: ClusterSpec, racks: ArrayLike) -> Se
     if model == "paper":
         return dag_latency(job, {s.name: rack_latency(s, cluster, r) for s in job.stages})
     return model.job_startup_s + dag_latency(job, {s.name: plus_rack_latency(s, cluster, r, model) for s in job.stages})
+
+
+def _fluid_stage(stage: StageSpec, cluster: ClusterSpec, r: NDArray[np.float64], one_wave: bool) -> Seconds:
+    """A stage's L(r) with fractional waves w = tasks / slots (at least 1 when ``one_wave``) and its shuffle
+    crossing the network once, not once per reduce wave: its terms as MRCute (§3.1.2) or MRCute+ adds them."""
+    machines, disk = r * cluster.machines_per_rack, cluster.disk_bandwidth_bytes_per_s
+    least = 1.0 if one_wave else 0.0
+    w_map = np.maximum(stage.map_tasks / (machines * cluster.map_slots_per_machine), least)
+    w_reduce = np.maximum(stage.reduce_tasks / (machines * cluster.reduce_slots_per_machine), least) if stage.reduce_tasks else 0.0 * r
+    t_map = w_map * (stage.input_bytes / stage.map_tasks) / min(disk, stage.map_rate_bytes_per_s)
+    t_reduce = w_reduce * (stage.output_bytes / max(stage.reduce_tasks, 1)) / min(disk, stage.reduce_rate_bytes_per_s)
+    t_shuffle = _shuffle_once(stage, cluster, r) if stage.reduce_tasks else 0.0 * r
+    model = cluster.model
+    if model == "paper":
+        return t_map + t_shuffle + t_reduce
+    t_write = write_latency(stage, cluster, r, model)
+    return model.scale * (t_map + t_shuffle + np.maximum(t_reduce, t_write)) + model.task_startup_s * (w_map + w_reduce)
+
+
+def packed_latency(job: JobSpec, cluster: ClusterSpec, racks: ArrayLike) -> tuple[Seconds, Seconds]:
+    """(P_j(r), F_j(r)) when the work-conserving run-time (thesis §4.1) back-fills R_j's idle slots with its
+    other jobs: P, job j's hold on R_j, its stages' work at fractional waves, added (their tasks share the
+    racks); F, the least time of the job itself, its critical path (§3.1.3) with at least one wave per phase."""
+    r = np.asarray(racks, dtype=np.float64)
+    startup = 0.0 if cluster.model == "paper" else cluster.model.job_startup_s
+    held = sum((_fluid_stage(s, cluster, r, one_wave=False) for s in job.stages), start=np.zeros_like(r))
+    floor = dag_latency(job, {s.name: _fluid_stage(s, cluster, r, one_wave=True) for s in job.stages})
+    return startup + held, startup + floor
+
+
+def packed_table(jobs: list[JobSpec], cluster: ClusterSpec) -> tuple[Seconds, Seconds]:
+    """(P, F) as J x R arrays over r = 1..R (``packed_latency``)."""
+    r = np.arange(1, len(cluster.racks) + 1, dtype=np.float64)
+    if not jobs:
+        return np.zeros((0, r.size)), np.zeros((0, r.size))
+    held, floor = zip(*(packed_latency(j, cluster, r) for j in jobs))
+    return np.stack(held), np.stack(floor)
 
 
 def default_alpha(cluster: ClusterSpec) -> float:

@@ -12,14 +12,14 @@ from corral_yarn import __version__
 from corral_yarn.contracts import CUSTOM_PROFILE, MAX_SECONDS, ClusterSpec, JobSpec, MRCutePlus, Order, Plan, PlannedJob, PlanOptions, Sharing, Workload
 from corral_yarn.errors import InputError
 from corral_yarn.io import inputs_sha256
-from corral_yarn.model import default_alpha, latency_table
+from corral_yarn.model import default_alpha, latency_table, packed_table
 from corral_yarn.model.classes import check_class_speedups, class_cluster, class_racks, identical_machines, job_on_class, mean_job_startup
 from corral_yarn.nomora.latency import LatencyMatrix
 from corral_yarn.nomora.perf import PUBLISHED, fit
 from corral_yarn.planner import fast, hetero, reference
 from corral_yarn.planner.bounds import lower_bound
 from corral_yarn.planner.network import Perf, RackChoice, rack_choice
-from corral_yarn.planner.schedule import DEFAULT_ORDER, Scenario, Schedule, SlotDemand, effective_arrival, objective
+from corral_yarn.planner.schedule import DEFAULT_ORDER, Scenario, Schedule, SlotDemand, effective_arrival, objective, replay
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +29,9 @@ PLANNER_VERSION = f"corral-yarn-planner/{__version__}"
 # hashed as before versions existed (whole-rack plans keep their plan_id); slots 2: split jobs hold
 # their racks' uplinks (25 Nov 2026).
 ALGORITHM_VERSION: dict[Sharing, int] = {"whole-rack": 1, "slots": 2}
+# Whole-rack plans on a cluster with node classes, hashed only there (plans without classes keep their
+# plan_id): 2 since 26 Nov 2026, the class choice judged as the work-conserving run-time executes it.
+CLASS_ALGORITHM_VERSION = 2
 Implementation = Literal["fast", "reference"]
 IMPLEMENTATIONS: dict[str, Callable[..., Schedule]] = {
     "fast": fast.plan,
@@ -85,13 +88,15 @@ def build_plan(
     extra = {"rack_latency_us": network.rack_us.tolist()} if network is not None else {}
     algorithm = ALGORITHM_VERSION[sharing]
     extra |= {"algorithm": algorithm} if algorithm > 1 else {}
+    by_class = cluster.node_classes is not None and slots is None
+    extra |= {"class_algorithm": CLASS_ALGORITHM_VERSION} if by_class else {}
     digest = inputs_sha256(workload, cluster, {"scenario": scenario, "alpha": alpha, "planner": PLANNER_VERSION,
                                                **options.model_dump(exclude=None if slots else {"sharing"}), **extra})
     planned = _planned_jobs(jobs, cluster, schedule, latency, penalized, arrival if scenario == "online" else 0 * arrival, job_class, network)
     rack_bytes = _rack_input_bytes(cluster, planned)
     return Plan(
         plan_id=digest[:16],
-        planner_version=f"{PLANNER_VERSION} ({sharing} algorithm {algorithm})",
+        planner_version=f"{PLANNER_VERSION} ({sharing} algorithm {algorithm}{f', node classes {CLASS_ALGORITHM_VERSION}' if by_class else ''})",
         inputs_sha256=digest,
         cluster_name=cluster.name,
         scenario=scenario,
@@ -130,7 +135,7 @@ def _plan_classes(workload: Workload, cluster: ClusterSpec, scenario: Scenario, 
         on_class = [job_on_class(j, cluster, name) for j in workload.jobs]
         latency, penalized = _latency(on_class, sub, alpha)
         slots = slot_demand(on_class, sub) if options.sharing == "slots" else None
-        tables.append(hetero.ClassTable(racks[name], penalized, slots))
+        tables.append(hetero.ClassTable(racks[name], penalized, slots, packed_table(on_class, sub) if slots is None else None))
         rows.append((latency, penalized))
     planner = IMPLEMENTATIONS[implementation]
     result = hetero.plan(scenario, tables, arrival, planner, options.order)
@@ -141,19 +146,21 @@ def _plan_classes(workload: Workload, cluster: ClusterSpec, scenario: Scenario, 
     flat_slots = slot_demand(flat_jobs, flat) if options.sharing == "slots" else None
     spread = planner(scenario, flat_penalized, arrival, options.order, slots=flat_slots)
     if flat_slots is None:  # judged as it would run on these racks, as the one-class-per-job plan is
-        flat_latency, flat_penalized, spread = _on_its_racks(workload.jobs, cluster, flat, alpha, spread, arrival, scenario)
-    if spread.objective < result.schedule.objective:  # every class together beats one class per job
-        log.info("node classes: jobs span the classes (objective %.6g against %.6g one class per job)", spread.objective, result.schedule.objective)
+        flat_latency, flat_penalized, spread, spread_run_time = _on_its_racks(workload.jobs, cluster, flat, alpha, spread, arrival, scenario)
+    ours, theirs = (result.schedule.objective, spread.objective) if flat_slots is not None else (result.run_time, spread_run_time)
+    if theirs < ours:  # every class together beats one class per job
+        log.info("node classes: jobs span the classes (objective %.6g against %.6g one class per job)", theirs, ours)
         return flat_latency, flat_penalized, spread, None, np.minimum(bound_table, flat_penalized)
     latency, penalized = (np.stack([_padded(rows[c][k][j], n_racks) for j, c in enumerate(result.job_class)]) for k in (0, 1))
     return latency, penalized, result.schedule, [names[c] for c in result.job_class], bound_table
 
 
 def _on_its_racks(jobs: list[JobSpec], cluster: ClusterSpec, flat: ClusterSpec, alpha: float, spread: Schedule,
-                  arrival: NDArray[np.float64], scenario: Scenario) -> tuple[NDArray[np.float64], NDArray[np.float64], Schedule]:
+                  arrival: NDArray[np.float64], scenario: Scenario) -> tuple[NDArray[np.float64], NDArray[np.float64], Schedule, float]:
     """The identical-machines plan on the classed racks: each job at its mean task rates over its own R_j
     (not over the cluster), its starts replayed in its prioritization order (thesis Fig. 4.2: T_j = max{max
-    F_i, A_j}), and its objective from those; L and L' over r = 1..R at the R_j mix of classes."""
+    F_i, A_j}), and its objective from those; L and L' over r = 1..R at the R_j mix of classes; and its
+    objective as the work-conserving run-time executes it (``hetero.run_time_finish``), as the classes' plan is judged."""
     rated = [identical_machines([job], cluster.model_copy(update={"racks": [cluster.racks[i] for i in spread.rack_sets[j]]}))[0][0]
              for j, job in enumerate(jobs)]
     latency, penalized = _latency(rated, flat, alpha)
@@ -161,13 +168,12 @@ def _on_its_racks(jobs: list[JobSpec], cluster: ClusterSpec, flat: ClusterSpec, 
     own = np.array([mean_job_startup(cluster, list(racks)) - mean_job_startup(cluster) for racks in spread.rack_sets])[:, None]
     latency, penalized = latency + own, penalized + own
     due = effective_arrival(scenario, arrival)
-    free_at, start = np.zeros(len(cluster.racks)), np.zeros(len(jobs))
     took = penalized[np.arange(len(jobs)), spread.rack_counts - 1]
-    for j in spread.order:
-        racks = list(spread.rack_sets[j])
-        start[j] = max(free_at[racks].max(), due[j])
-        free_at[racks] = start[j] + took[j]
-    return latency, penalized, Schedule(spread.rack_counts, spread.rack_sets, start, spread.order, objective(scenario, start + took, due))
+    start = replay(spread.order, spread.rack_sets, took, due, len(cluster.racks))
+    replayed = Schedule(spread.rack_counts, spread.rack_sets, start, spread.order, objective(scenario, start + took, due))
+    held, floor = packed_table(rated, flat)
+    run_time = hetero.run_time_finish(scenario, replayed, held + own, floor + own, arrival, len(cluster.racks))
+    return latency, penalized, replayed, objective(scenario, run_time, due)
 
 
 def _padded(row: NDArray[np.float64], n_racks: int) -> NDArray[np.float64]:

@@ -5,10 +5,11 @@ paper 003 §3.2), so each class is a cluster of identical machines that the thes
 plans unchanged, fast or reference. What is new is which class each job goes to:
 1. greedy: jobs by decreasing least rack-time over the classes, each to the class where its rack-time
    r L'_j(r) is least relative to the class's size after the load already given to it (LPT);
-2. moves: each job in turn tries every other class; a move stays if the planned objective (makespan,
-   or mean completion time) strictly improves; up to ``MAX_PASSES`` passes over the jobs.
-The planned objective is that of the classes' schedules together, so the choice of a class is made on
-the same figure the thesis's heuristic minimises.
+2. moves: each job in turn tries every other class; a move stays if the objective (makespan, or mean
+   completion time) strictly improves; up to ``MAX_PASSES`` passes over the jobs.
+The objective is that of the classes' schedules together as the work-conserving run-time (§4.1) executes
+them (``run_time_finish``: back-filled holds P_j, each job's own least time F_j); with slot-aware sharing,
+whose schedules already share racks, it is the planned objective the thesis's heuristic minimises.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from corral_yarn.planner.schedule import Order, Scenario, Schedule, SlotDemand, objective
+from corral_yarn.planner.schedule import Order, Scenario, Schedule, SlotDemand, effective_arrival, objective, replay
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,7 @@ class ClassTable:
     racks: list[int]
     penalized: NDArray[np.float64]  # J x R_c
     slots: SlotDemand | None = None  # slot-aware sharing: d_j(r) on this class's racks
+    packed: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None  # whole racks: (P, F) of every job on r racks, back-filled (J x R_c each)
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class HeteroSchedule:
 
     schedule: Schedule
     job_class: NDArray[np.int64]
+    run_time: float | None = None  # the objective as the work-conserving run-time executes the plan (``run_time_finish``)
 
 
 class _Search:
@@ -75,6 +78,40 @@ class _Search:
         arrival = self.arrival if self.scenario == "online" else np.zeros_like(self.arrival)
         return objective(self.scenario, self.finish(job_class), arrival)
 
+    @property
+    def packed(self) -> bool:
+        return all(t.packed is not None for t in self.classes)
+
+    def run_time(self, job_class: NDArray[np.int64]) -> float:
+        """The objective of the classes' schedules together as the run-time executes them (``run_time_finish``;
+        classes share no rack)."""
+        finish = np.zeros(job_class.size)
+        for c, table in enumerate(self.classes):
+            jobs = np.flatnonzero(job_class == c)
+            if jobs.size:
+                s = self.schedule(c, tuple(jobs.tolist()))
+                assert table.packed is not None
+                held, floor = table.packed
+                finish[jobs] = run_time_finish(self.scenario, s, held[jobs], floor[jobs], self.arrival[jobs], len(table.racks))
+        return objective(self.scenario, finish, effective_arrival(self.scenario, self.arrival))
+
+    def judge(self, job_class: NDArray[np.int64]) -> float:
+        """What the class choice minimises: the run-time's objective when every class has (P, F), else the plan's."""
+        return self.run_time(job_class) if self.packed else self.objective(job_class)
+
+
+def run_time_finish(scenario: Scenario, s: Schedule, held: NDArray[np.float64], floor: NDArray[np.float64], arrival: NDArray[np.float64],
+                    racks: int) -> NDArray[np.float64]:
+    """Each job's finish as the work-conserving run-time (thesis §4.1) executes schedule ``s``: R_j's jobs share its
+    slots in the prioritization order, so each holds R_j only for P_j(r_j), its back-filled work; a job has R_j
+    first only once the jobs before it there have had it (T_j = max{max F_i, A_j}, Fig. 4.2, over the P holds),
+    and then needs at least F_j(r_j), its own least time (``model.packed_latency``)."""
+    rows = np.arange(s.rack_counts.size)
+    due = effective_arrival(scenario, arrival)
+    took = held[rows, s.rack_counts - 1]
+    start = replay(s.order, s.rack_sets, took, due, racks)
+    return start + np.maximum(took, floor[rows, s.rack_counts - 1])
+
 
 def rack_time(table: ClassTable) -> NDArray[np.float64]:
     """min_r r L'_j(r) on the class: the least rack-seconds job j needs there."""
@@ -99,7 +136,7 @@ def plan(scenario: Scenario, classes: list[ClassTable], arrival: NDArray[np.floa
     """Assign jobs to classes (greedy, then improving moves) and plan each class with ``planner``."""
     search = _Search(scenario, classes, arrival, planner, order)
     job_class = greedy(classes)
-    best = search.objective(job_class)
+    best = search.judge(job_class)
     for _ in range(MAX_PASSES):
         moved = False
         for j in range(job_class.size):
@@ -108,12 +145,13 @@ def plan(scenario: Scenario, classes: list[ClassTable], arrival: NDArray[np.floa
                     continue
                 trial = job_class.copy()
                 trial[j] = c
-                if (value := search.objective(trial)) < best:
+                if (value := search.judge(trial)) < best:
                     job_class, best, moved = trial, value, True
         if not moved:
             break
     log.info("node classes: %s jobs per class, objective %.6g", np.bincount(job_class, minlength=len(classes)).tolist(), best)
-    return HeteroSchedule(merge(scenario, search, job_class), job_class)
+    run_time = best if search.packed else None
+    return HeteroSchedule(merge(scenario, search, job_class), job_class, run_time)
 
 
 def merge(scenario: Scenario, search: _Search, job_class: NDArray[np.int64]) -> Schedule:

@@ -82,6 +82,16 @@ def effective_arrival(scenario: Scenario, arrival: NDArray[np.float64]) -> NDArr
     return np.zeros_like(arrival) if scenario == "batch" else arrival
 
 
+def replay(order: tuple[int, ...], rack_sets: tuple[tuple[int, ...], ...], took: NDArray[np.float64], due: NDArray[np.float64], racks: int) -> NDArray[np.float64]:
+    """T_j of jobs started in prioritization order, each holding R_j for ``took[j]``: T_j = max{max F_i, A_j} (Fig. 4.2)."""
+    free_at, start = np.zeros(racks), np.zeros(took.size)
+    for j in order:
+        held = list(rack_sets[j])
+        start[j] = max(free_at[held].max(), due[j])
+        free_at[held] = start[j] + took[j]
+    return start
+
+
 def sort_key(order: Order, arrival: float, count: int, duration: float, job: int) -> Key:
     """Job j's place in the prioritization order, given A_j (0 in batch), r_j and L_j(r_j).
 

@@ -22,6 +22,7 @@ from corral_yarn.model import (
     default_alpha,
     job_rack_latency,
     latency_table,
+    packed_latency,
     rack_latency,
     reservation_latency,
     shuffle_bandwidth,
@@ -175,3 +176,22 @@ def test_more_racks_never_add_map_or_reduce_waves(input_bytes: float, map_tasks:
     assert np.all(np.isfinite(latency)) and np.all(latency > 0)
     only_map = stage(input_bytes=input_bytes, shuffle_bytes=0.0, output_bytes=0.0, map_tasks=map_tasks, reduce_tasks=0)
     assert np.all(np.diff(rack_latency(only_map, c, np.arange(1, racks + 1))) <= 1e-9 * input_bytes)
+
+
+def test_packed_latency_back_fills_partial_waves_and_shuffles_once() -> None:
+    # P, the work-conserving run-time's hold of R_j (docs/paragon.md, Session 14): fractional waves, shuffle once.
+    # r = 1: 8 map slots: w = 24/8 = 3, T_map = 3 x 5 = 15; 4 reduce slots: w = 1.5, T_reduce = 1.5 x 200/50 = 6;
+    #   the shuffle once: max(0, 6) = 6 (L charges it per reduce wave: 12); P(1) = 15 + 6 + 6 = 27 (L(1) = 35)
+    # r = 2: w_map = 24/16 = 1.5, T_map = 7.5; w_reduce = 6/8 = 0.75, T_reduce = 3; shuffle max(6, 1.5) = 6: P(2) = 16.5
+    # F, the job's own least time, has at least one wave per phase: F(1) = 27, F(2) = 7.5 + 6 + 1 x 4 = 17.5 (L(2) = 20)
+    job = JobSpec(name="j", stages=[stage()])
+    held, floor = packed_latency(job, cluster(), np.array([1, 2]))
+    assert held == pytest.approx([27.0, 16.5]) and floor == pytest.approx([27.0, 17.5])
+    assert (floor <= job_rack_latency(job, cluster(), np.array([1, 2]))).all()
+
+
+def test_packed_latency_adds_a_dags_stages_and_its_floor_is_the_critical_path() -> None:
+    # two stages side by side: their work adds on the racks (2 x 27), but the job itself waits for one path (27)
+    job = JobSpec(name="j", stages=[stage("a"), stage("b")])
+    held, floor = packed_latency(job, cluster(), np.array([1]))
+    assert held == pytest.approx([54.0]) and floor == pytest.approx([27.0])

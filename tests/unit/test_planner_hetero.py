@@ -147,7 +147,8 @@ def class_tables(draw: st.DrawFn) -> tuple[list[hetero.ClassTable], np.ndarray, 
     for c, size in enumerate(sizes):
         table = draw(latencies(n_jobs, size))
         slots = SlotDemand(np.array(draw(st.lists(st.integers(1, 4), min_size=n_jobs * size, max_size=n_jobs * size))).reshape(n_jobs, size), 4, apart) if with_slots else None
-        tables.append(hetero.ClassTable(list(range(offsets[c], offsets[c + 1])), table, slots))
+        packed = None if with_slots else (table * draw(st.floats(0.1, 1.0)), table * draw(st.floats(0.1, 1.0)))
+        tables.append(hetero.ClassTable(list(range(offsets[c], offsets[c + 1])), table, slots, packed))
     return tables, draw(arrivals(n_jobs)), with_slots
 
 
@@ -210,7 +211,7 @@ def test_the_identical_machines_plan_replayed_on_alike_classes_is_the_plan_itsel
     _, penalized = latency_table(flat_jobs, flat, 1e-9)
     arrival = np.array([j.arrival_s for j in jobs])
     spread = reference.plan(scenario, penalized, arrival, "thesis")
-    _, replay_penalized, replay = _on_its_racks(jobs, cluster, flat, 1e-9, spread, arrival, scenario)
+    _, replay_penalized, replay, _ = _on_its_racks(jobs, cluster, flat, 1e-9, spread, arrival, scenario)
     np.testing.assert_allclose(replay_penalized, penalized)
     np.testing.assert_allclose(replay.start, spread.start)
     assert replay.objective == pytest.approx(spread.objective)
@@ -225,7 +226,7 @@ def test_the_identical_machines_plan_is_judged_at_its_own_racks_rates() -> None:
     _, penalized = latency_table(flat_jobs, flat, 1e-9)
     arrival = np.zeros(len(jobs))
     spread = reference.plan("batch", penalized, arrival, "thesis")
-    _, replay_penalized, replay = _on_its_racks(jobs, cluster, flat, 1e-9, spread, arrival, "batch")
+    _, replay_penalized, replay, _ = _on_its_racks(jobs, cluster, flat, 1e-9, spread, arrival, "batch")
     slow = class_cluster(cluster, "slow")
     for j, racks in enumerate(spread.rack_sets):
         if racks == (1,):
@@ -233,3 +234,30 @@ def test_the_identical_machines_plan_is_judged_at_its_own_racks_rates() -> None:
             assert replay_penalized[j, 0] == pytest.approx(alone) and alone > penalized[j, 0]
     assert any(racks == (1,) for racks in spread.rack_sets)
     assert replay.objective > spread.objective
+
+
+def test_the_class_choice_credits_back_filling() -> None:
+    """Two one-rack classes alike. X has a few long tasks (L' 15, but it holds the rack for P = 1: the
+    run-time back-fills its idle slots); Y and Z fill the rack (P = L' = 10). Whole racks in sequence, X
+    alone and Y, Z together is best (20 against 25); as the work-conserving run-time executes it, X beside
+    Y is (15: X runs 15 s, Y starts after X's 1 s of rack), and Y, Z together take 20."""
+    penalized = np.array([[15.0], [10.0], [10.0]])
+    held = np.array([[1.0], [10.0], [10.0]])
+    blind = hetero.plan("batch", [hetero.ClassTable([0], penalized), hetero.ClassTable([1], penalized)], np.zeros(3), reference.plan, "thesis")
+    aware = hetero.plan("batch", [hetero.ClassTable([c], penalized, None, (held, penalized)) for c in (0, 1)], np.zeros(3), reference.plan, "thesis")
+    assert blind.schedule.objective == 20.0 and blind.job_class[1] == blind.job_class[2] != blind.job_class[0]
+    assert aware.run_time == 15.0 and aware.job_class[1] != aware.job_class[2]
+    assert aware.schedule.objective == 25.0  # the plan's own (sequential) objective is kept as the plan's figure
+
+
+def test_the_run_time_replay_holds_racks_for_the_back_filled_work_only() -> None:
+    """T_j over the P holds in prioritization order, then max(P_j, F_j) of the job's own (thesis §4.1, Fig. 4.2)."""
+    s = reference.plan("batch", np.array([[8.0, 5.0], [4.0, 3.0]]), np.zeros(2), "thesis")
+    held, floor = np.array([[2.0, 1.0], [3.0, 2.0]]), np.array([[6.0, 4.0], [1.0, 1.0]])
+    finish = hetero.run_time_finish("batch", s, held, floor, np.zeros(2), 2)
+    r = s.rack_counts - 1
+    first, second = s.order
+    assert finish[first] == max(held[first, r[first]], floor[first, r[first]])
+    shared = set(s.rack_sets[first]) & set(s.rack_sets[second])
+    start = held[first, r[first]] if shared else 0.0
+    assert finish[second] == start + max(held[second, r[second]], floor[second, r[second]])
