@@ -5,8 +5,8 @@ times faster than ``old`` racks (and have ``--new-disk`` disks, 3x the old ones,
 capped by B_D), and I/O-bound tasks at the same speed. Half of
 the jobs are CPU-bound, half I/O-bound (their per-class speedups, as the history store gives them).
 Three runs of the same jobs on the same simulated heterogeneous cluster (corral_yarn.sim, TCP):
-  - corral_hetero: Corral's plan made with the node classes (each job in the class where the planned
-    objective is best, docs/paragon.md);
+  - corral_hetero: Corral's plan made with the node classes (each job in the class where the objective, as
+    the work-conserving run-time executes the plan, is best; docs/paragon.md);
   - corral_identical: Corral's plan made as today, for identical machines: every job at its mean rate
     over the cluster's racks (what a class-blind history would give);
   - yarn_cs: stock YARN (capacity scheduler, HDFS placement), no plan.
