@@ -19,6 +19,9 @@ Paragon (`paragon`) plans with a guard band of `--guard` sigmas (default 1; ours
 interference score widened by its SoI's held-out error in a 4-fold cross-validation of the offline rows, simulate.GUARD); the paper's greedy
 (k = 0) is `paragon_unguarded` beside it and the baselines (no guard: as published), and `paragon_by_guard` gives
 k in 0, 0.5, 1, 2 per scenario (with the arrivals the greedy relaxed QoS for); `paragon_guard` the k and the bands.
+Two bands side by side at that k (`paragon_by_band`, and `paragon_<band>_band` in the QoS tables; the same profiles): one
+sigma per SoI (`homoscedastic`, session 13) and sigma per tercile of the predicted score (`level_aware`, session 14);
+`paragon` plans with simulate.BAND_LEVELS's.
 Every figure is measured once per ground-truth model of `--truths` (groundtruth.TRUTHS; `truths.<name>`, with the
 published facts each model is checked against, `heterogeneity_facts`): the top-level keys are the first model's, `truths.<name>` the others'.
 PNG figures (the first model's) go to --out.
@@ -188,6 +191,27 @@ def guard_row(o: simulate.Outcome, jobs: list) -> dict:
             "on_predicted_best_sc": round(float(np.mean(o.server_sc == best)), 4)}
 
 
+BANDS = {1: "homoscedastic", classify.LEVELS: "level_aware"}  # the guard bands side by side: one sigma per SoI, or per level of the predicted score
+
+
+def band_variants(trained: simulate.Trained, truth: groundtruth.Truth, classified: simulate.Classified, state: dict,
+                  scenario: str, seed: int, guard: float, default: simulate.Outcome) -> dict[str, simulate.Outcome]:
+    """Paragon at `guard` sigmas under each band of BANDS on the same workloads and profiles (the profiling draws replayed
+    from the generator `state`; `default`: the outcome under the trained band, simulate.BAND_LEVELS)."""
+    out = {}
+    for levels, name in BANDS.items():
+        jobs = classified.jobs if levels == simulate.BAND_LEVELS else \
+            simulate.classify_workloads(simulate.rebanded(trained, levels), truth, replay(state), BATCH).jobs
+        out[name] = default if levels == simulate.BAND_LEVELS else simulate.run(truth, jobs, scenario, "paragon", seed=seed, guard=guard)
+    return out
+
+
+def band_table(band: classify.Band) -> dict:
+    """A band's level edges and sigma per SoI, rounded."""
+    return {soi: {"edges": np.round(band.edges[:, i], 4).tolist(), "sigma": np.round(band.sigma[:, i], 4).tolist()}
+            for i, soi in enumerate(groundtruth.SOURCES_OF_INTERFERENCE)}
+
+
 def fits(trained: simulate.Trained, others: dict[str, simulate.Trained], truth: groundtruth.Truth,
          classified: simulate.Classified, state: dict, scenario: str, seed: int) -> dict:
     """Paragon with each fit of the matrices (simulate.FITS; the first is the default) on the same workloads and the
@@ -243,7 +267,7 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
                                                     trained.profile_scs)}
     scenarios = ["low"] if args.quick else list(simulate.SCENARIOS)
     qos, mean_perf, decision, batch_ms, accuracy, low_perf, exact, literal, grown, ties = {}, {}, {}, [], None, {}, {}, {}, {}, {}
-    oblivious_high, monitored, by_fit, by_guard = {}, {}, {}, {}
+    oblivious_high, monitored, by_fit, by_guard, by_band = {}, {}, {}, {}, {}
     others = {f: simulate.models(w, args.offline, np.random.default_rng(args.seed + 1), fit=f)  # the same offline rows
               for f in simulate.FITS[1:]}
     for scenario in scenarios:
@@ -269,6 +293,10 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
         by_guard[scenario] = {f"{k:g}": guard_row(o, classified.jobs) for k, o in guarded.items()}
         qos[scenario]["paragon_unguarded"] = by_guard[scenario]["0"]["qos"]  # the paper's greedy (k = 0) beside the default
         mean_perf[scenario]["paragon_unguarded"] = by_guard[scenario]["0"]["mean_performance"]
+        banded = band_variants(trained, truth, classified, state, scenario, args.seed, args.guard, outcomes["paragon"])
+        by_band[scenario] = {name: guard_row(o, classified.jobs) for name, o in banded.items()}
+        for name, row in by_band[scenario].items():
+            qos[scenario][f"paragon_{name}_band"], mean_perf[scenario][f"paragon_{name}_band"] = row["qos"], row["mean_performance"]
         if scenario == "low":
             low_perf["paragon_unguarded"] = guarded[0.0].performance
         monitored[scenario] = monitoring(truth, classified.jobs, scenario, args.seed)
@@ -297,13 +325,14 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
         "paragon_low_by_tolerated_rule": {"headroom (default)": {"classified": qos["low"]["paragon"], "exact_rows": exact["paragon"]},
                                          "min": literal},
         "paragon_statistical_low_by_ties": ties, "grown_matrices": grown, "paragon_monitor_by_scenario": monitored,
-        "paragon_by_fit": by_fit, "paragon_by_guard": by_guard,
+        "paragon_by_fit": by_fit, "paragon_by_guard": by_guard, "paragon_by_band": by_band,
         "paragon_guard": {"k": args.guard, "applies_to": list(simulate.GUARDED), "unguarded_key": "paragon_unguarded",
                           "band": "per SoI, RMS of the held-out offline rows' reconstruction error on the side that breaks QoS "
                                   "(tolerated too high, caused too low; the other side counts 0), on classified entries only",
-                          "band_folds": classify.FOLDS,
-                          **{f"sigma_{name}": dict(zip(groundtruth.SOURCES_OF_INTERFERENCE, np.round(b, 4).tolist()))
-                             for name, b in zip(("tolerated", "caused"), trained.band)}},
+                          "band_folds": classify.FOLDS, "band_levels": simulate.BAND_LEVELS,
+                          "bands": {name: dict(zip(("tolerated", "caused"),
+                                                   map(band_table, simulate.rebanded(trained, levels).band)))
+                                    for levels, name in BANDS.items()}},
         "classification": {k: round(v, 4) for k, v in accuracy.items()},
         "accuracy_vs_offline_jobs": curve, "classification_table1_setup": table1,
         "profile_scs": [groundtruth.SERVER_CONFIGS[i][0] for i in trained.profile_scs],

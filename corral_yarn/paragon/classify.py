@@ -178,27 +178,52 @@ def split(dense: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.n
     return dense[order[:cut]], dense[order[cut:]]
 
 
-SIDES = {"over": 1.0, "under": -1.0}  # the error a guard band covers: tolerated scores too high, caused scores too low
-
-
-def held_out_errors(model: Model, held: np.ndarray, per_row: int = 2) -> np.ndarray:
-    """Signed errors (reconstructed, clipped to the scores' [0, 1], minus truth) of the held rows' unprofiled entries, each
-    row reconstructed from every set of `per_row` columns (the expectation over §2.3's random profiled SoIs); NaN where
-    the entry was profiled. Shape (rows x sets, columns)."""
+def held_out(model: Model, held: np.ndarray, per_row: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """The held rows' unprofiled entries as reconstructed (clipped to the scores' [0, 1], as the scheduler sees them) and
+    their signed errors (reconstructed minus truth), each row reconstructed from every set of `per_row` columns (the
+    expectation over §2.3's random profiled SoIs); NaN where the entry was profiled. Each of shape (rows x sets, columns)."""
     sets = np.array(list(itertools.combinations(range(held.shape[1]), per_row)))
     cols = np.tile(sets, (held.shape[0], 1))
     truth = np.repeat(held, len(sets), axis=0)
-    err = np.clip(classify(model, Sparse(cols=cols, values=np.take_along_axis(truth, cols, axis=1))), 0, 1) - truth
-    np.put_along_axis(err, cols, np.nan, axis=1)
-    return err
+    predicted = np.clip(classify(model, Sparse(cols=cols, values=np.take_along_axis(truth, cols, axis=1))), 0, 1)
+    np.put_along_axis(predicted, cols, np.nan, axis=1)
+    return predicted, predicted - truth
 
 
-def band(errors: np.ndarray, side: str) -> np.ndarray:
-    """Per column, the root mean square of the errors on `side` (SIDES; the other side's errors count as 0): the
-    guard band sigma_c (ours, not the paper's; docs/paragon.md "Session 13")."""
+@dataclass(frozen=True)
+class Band:
+    """The guard band of one utility matrix (ours, not the paper's; docs/paragon.md "Session 13", "Session 14"): per
+    column, sigma in each level of the predicted score; level b of column c holds the predictions in
+    [edges[b - 1, c], edges[b, c]) (the first unbounded below, the last above). One level: sigma whatever the prediction."""
+
+    edges: np.ndarray  # (levels - 1) x columns
+    sigma: np.ndarray  # levels x columns
+
+    def at(self, predicted: np.ndarray) -> np.ndarray:
+        """Each entry's sigma (rows x columns) at its own predicted score."""
+        level = np.sum(predicted[:, None, :] >= self.edges[None], axis=1)
+        return self.sigma[level, np.arange(self.sigma.shape[1])]
+
+
+SIDES = {"over": 1.0, "under": -1.0}  # the error a guard band covers: tolerated scores too high, caused scores too low
+LEVELS = 3  # the level-aware band's levels of the predicted score per column: terciles (~17 of 50 offline rows each; chosen before measuring)
+
+
+def band(predicted: np.ndarray, errors: np.ndarray, side: str, levels: int = 1) -> Band:
+    """Per column and per quantile level of the predicted score (`levels` equal shares of the column's predictions), the
+    root mean square of the errors on `side` (SIDES; the other side's errors count as 0): the guard band sigma (ours,
+    not the paper's). A level no prediction fell in takes the column's sigma over all levels."""
     if side not in SIDES:
         raise ValueError(f"side: unknown {side!r}, expected one of {', '.join(SIDES)}")
-    return np.sqrt(np.nanmean(np.maximum(0.0, SIDES[side] * errors) ** 2, axis=0))
+    if levels < 1:
+        raise ValueError(f"levels: expected >= 1, got {levels}")
+    edges = np.nanquantile(predicted, np.arange(1, levels) / levels, axis=0).reshape(levels - 1, predicted.shape[1])
+    square = np.where(np.isnan(errors), np.nan, np.maximum(0.0, SIDES[side] * errors) ** 2)
+    level = np.sum(predicted[None] >= edges[:, None, :], axis=0)
+    sums = np.array([np.nansum(np.where(level == b, square, np.nan), axis=0) for b in range(levels)])
+    counts = np.array([np.sum((level == b) & ~np.isnan(square), axis=0) for b in range(levels)])
+    pooled = np.sqrt(np.nanmean(square, axis=0))
+    return Band(edges=edges, sigma=np.where(counts > 0, np.sqrt(sums / np.maximum(counts, 1)), pooled))
 
 
 FOLDS = 4  # the guard band's cross-validation: every offline row held out once, by a model trained on the others
@@ -211,22 +236,24 @@ def folds(rows: int, count: int, rng: np.random.Generator) -> list[np.ndarray]:
     return np.array_split(rng.permutation(rows), count)
 
 
-def cross_validated_errors(dense: np.ndarray, fit: Callable[[np.ndarray], Model], parts: list[np.ndarray],
-                           per_row: int = 2) -> np.ndarray:
-    """`held_out_errors` of each part's rows under the model `fit` trains on the other rows, pooled (stacked) over the
-    parts."""
-    return np.vstack([held_out_errors(fit(np.delete(dense, part, axis=0)), dense[part], per_row) for part in parts])
+def cross_validated(dense: np.ndarray, fit: Callable[[np.ndarray], Model], parts: list[np.ndarray],
+                    per_row: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """`held_out` predictions and errors of each part's rows under the model `fit` trains on the other rows, pooled
+    (stacked) over the parts."""
+    pairs = [held_out(fit(np.delete(dense, part, axis=0)), dense[part], per_row) for part in parts]
+    return np.vstack([p for p, _ in pairs]), np.vstack([e for _, e in pairs])
 
 
 def validation_band(dense: np.ndarray, eta: float, lam: float, rank: int, side: str, standardise: bool = False,
-                    per_row: int = 2, seed: int = 0, count: int = FOLDS) -> np.ndarray:
-    """`band` of the held-out errors of a `count`-fold cross-validation over the offline rows, each fold's model trained
-    with the parameters and epochs `choose_sgd` validated (every offline row held out once; the errors pooled, then RMS)."""
+                    per_row: int = 2, seed: int = 0, count: int = FOLDS, levels: int = 1) -> Band:
+    """`band` (in `levels` of the predicted score) of the held-out predictions and errors of a `count`-fold
+    cross-validation over the offline rows, each fold's model trained with the parameters and epochs `choose_sgd`
+    validated (every offline row held out once; the errors pooled, then RMS)."""
     def fit(rows: np.ndarray) -> Model:
         return train(rows, eta=eta, lam=lam, epochs=10, seed=seed, rank=rank, standardise=standardise)
 
     parts = folds(dense.shape[0], count, np.random.default_rng(seed))
-    return band(cross_validated_errors(dense, fit, parts, per_row), side)
+    return band(*cross_validated(dense, fit, parts, per_row), side, levels)
 
 
 def validated_ranks(dense: np.ndarray, energy: float = 0.9, standardise: bool = False) -> tuple[int, ...]:

@@ -12,6 +12,7 @@ Durations are nominal (not stretched by slowdown)."""
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
 import time
@@ -50,36 +51,48 @@ class Trained:
     caused: classify.Model
     profile_scs: tuple[int, ...]
     offline: tuple[np.ndarray, np.ndarray, np.ndarray]  # the dense offline rows of the three matrices
-    band: tuple[np.ndarray, np.ndarray]  # per SoI: sigma of tolerated scores too high, of caused scores too low (BAND_SIDES)
+    band: tuple[classify.Band, classify.Band]  # per SoI: sigma of tolerated scores too high, of caused scores too low (BAND_SIDES)
 
 
 FITS = ("scaled", "validated_rank", "energy")  # how each matrix is fitted: see `models`
 BAND_SIDES = ("over", "under")  # the guard band's side per interference matrix: tolerated too high, caused too low break QoS
 GUARD = 1.0  # the default guard band in sigmas (ours, beyond the paper; declared before any measurement, not tuned)
 GUARDED = ("paragon",)  # the schedulers that plan with the guard band: the baselines are as published, without
+BAND_LEVELS = 1  # the guard band's levels of the predicted score (1: one sigma per SoI, session 13; classify.LEVELS: level-aware)
 
 
-def models(w: groundtruth.World, offline: int, rng: np.random.Generator, fit: str = "scaled") -> Trained:
+def models(w: groundtruth.World, offline: int, rng: np.random.Generator, fit: str = "scaled", levels: int = BAND_LEVELS) -> Trained:
     """Train the three utility matrices on `offline` densely profiled jobs, eta and lambda by validation, and choose
     the profiling SCs by validation on the same offline rows. `fit` "energy": the rank by the energy cut (sessions
     1-11); "validated_rank": the rank chosen with eta and lambda by validation; "scaled" (default): as well the
     interference matrices' columns divided by their offline spread (a new job's two random SoIs range over 10x spreads).
-    The guard band of each interference matrix: a 4-fold cross-validation over the same offline rows with the validated
-    parameters (classify.validation_band)."""
+    The guard band of each interference matrix, in `levels` of the predicted score: a 4-fold cross-validation over the
+    same offline rows with the validated parameters (`bands`)."""
     if fit not in FITS:
         raise ValueError(f"fit: unknown {fit!r}, expected one of {', '.join(FITS)}")
     dense = groundtruth.jobs(w, offline, rng)
     matrices = (groundtruth.per_core_log_speed(dense), dense.tolerated, dense.caused)
-    out, band = [], []
+    out = []
     for k, matrix in enumerate(matrices):
         scaled = fit == "scaled" and k > 0
         ranks = (0,) if fit == "energy" else classify.validated_ranks(matrix, standardise=scaled)
         eta, lam, rank = classify.choose_sgd(matrix, ranks=ranks, standardise=scaled)
         out.append(classify.train(matrix, eta=eta, lam=lam, rank=rank, standardise=scaled))
-        if k > 0:
-            band.append(classify.validation_band(matrix, eta, lam, rank, BAND_SIDES[k - 1], standardise=scaled))
     pair = classify.choose_profile_columns(matrices[0], out[0].eta, out[0].lam, folds=min(5, offline // 2))
-    return Trained(*out, profile_scs=pair, offline=matrices, band=(band[0], band[1]))
+    return Trained(*out, profile_scs=pair, offline=matrices, band=bands(out[1:], matrices[1:], levels))
+
+
+def bands(trained: list[classify.Model], offline: tuple[np.ndarray, ...], levels: int) -> tuple[classify.Band, classify.Band]:
+    """The guard band of the tolerated and caused matrices (BAND_SIDES) in `levels` of the predicted score, from a k-fold
+    cross-validation of their offline rows with each model's validated eta, lambda, rank and scaling."""
+    tol, cause = (classify.validation_band(dense, m.eta, m.lam, m.rank, side, standardise=m.scales is not None, levels=levels)
+                  for m, dense, side in zip(trained, offline, BAND_SIDES))
+    return tol, cause
+
+
+def rebanded(trained: Trained, levels: int) -> Trained:
+    """The same trained matrices with their guard band in `levels` of the predicted score."""
+    return dataclasses.replace(trained, band=bands([trained.tolerated, trained.caused], trained.offline[1:], levels))
 
 
 def classify_workloads(trained: Trained, truth: groundtruth.Truth, rng: np.random.Generator, batch: int,
@@ -113,15 +126,17 @@ def classify_workloads(trained: Trained, truth: groundtruth.Truth, rng: np.rando
                    if k in ("best_sc", "within_5pct")},
                 **classify.interference_metrics(np.hstack([tol, cause]), np.hstack([truth.tolerated, truth.caused])),
                 "caused_top_decile_bias": classify.top_decile_bias(cause, truth.caused)}
-    bands = [entry_band(b, k.cols) for b, k in zip(trained.band, profiles[1:])]
-    jobs = [Job(sc_score=sc[j], tolerated=np.clip(tol[j], 0, 1), caused=np.clip(cause[j], 0, 1), cores=int(truth.cores[j]),
-                band=(bands[0][j], bands[1][j])) for j in range(truth.cores.size)]
+    tol, cause = np.clip(tol, 0, 1), np.clip(cause, 0, 1)
+    widths = [entry_band(b, p, k.cols) for b, p, k in zip(trained.band, (tol, cause), profiles[1:])]
+    jobs = [Job(sc_score=sc[j], tolerated=tol[j], caused=cause[j], cores=int(truth.cores[j]),
+                band=(widths[0][j], widths[1][j])) for j in range(truth.cores.size)]
     return Classified(jobs=jobs, batch_ms=times, accuracy=accuracy)
 
 
-def entry_band(sigma: np.ndarray, profiled: np.ndarray) -> np.ndarray:
-    """Each job's band per SoI: its column's sigma, 0 on the SoIs it was profiled on (measured, not classified)."""
-    out = np.tile(sigma, (profiled.shape[0], 1))
+def entry_band(band: classify.Band, predicted: np.ndarray, profiled: np.ndarray) -> np.ndarray:
+    """Each job's band per SoI: its column's sigma at the job's predicted score, 0 on the SoIs it was profiled on
+    (measured, not classified)."""
+    out = band.at(predicted)
     np.put_along_axis(out, profiled, 0.0, axis=1)
     return out
 

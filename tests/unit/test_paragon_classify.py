@@ -219,15 +219,52 @@ def test_the_guard_band_is_the_one_sided_held_out_error_of_each_unprofiled_colum
     # columns (0, 1): q = (0.15, 0.35), column 2 -> 0.5 (+0.2); from (0, 2): equal loadings, least-norm q = (0.2, 0.2),
     # column 1 -> 0 (-0.2); from (1, 2): q = (0.05, 0.25), column 0 -> 0.3 (-0.2)
     model = c.Model(means=np.zeros(3), p=np.array([[1.0, 1.0], [-1.0, 1.0], [1.0, 1.0]]), confidence=np.ones(1), eta=0.0, lam=0.0)
-    err = c.held_out_errors(model, np.array([[0.5, 0.2, 0.3]]))
+    predicted, err = c.held_out(model, np.array([[0.5, 0.2, 0.3]]))
     expected = np.array([[np.nan, np.nan, 0.2], [np.nan, -0.2, np.nan], [-0.2, np.nan, np.nan]])
     np.testing.assert_allclose(err, expected, atol=1e-12)
-    np.testing.assert_allclose(c.band(err, "over"), [0.0, 0.0, 0.2], atol=1e-12)  # tolerated: too high breaks QoS
-    np.testing.assert_allclose(c.band(err, "under"), [0.2, 0.2, 0.0], atol=1e-12)  # caused: too low breaks QoS
+    np.testing.assert_allclose(predicted, [[np.nan, np.nan, 0.5], [np.nan, 0.0, np.nan], [0.3, np.nan, np.nan]], atol=1e-12)
+    np.testing.assert_allclose(c.band(predicted, err, "over").sigma, [[0.0, 0.0, 0.2]], atol=1e-12)  # tolerated: too high breaks QoS
+    np.testing.assert_allclose(c.band(predicted, err, "under").sigma, [[0.2, 0.2, 0.0]], atol=1e-12)  # caused: too low breaks QoS
     # root mean square over the side's errors, the other side counting 0: sqrt((0.3^2 + 0) / 2)
-    np.testing.assert_allclose(c.band(np.array([[0.3, -0.1], [-0.4, np.nan]]), "over"), [np.sqrt(0.045), 0.0])
+    np.testing.assert_allclose(c.band(np.array([[0.5, 0.5], [0.5, np.nan]]), np.array([[0.3, -0.1], [-0.4, np.nan]]), "over").sigma,
+                               [[np.sqrt(0.045), 0.0]])
     with pytest.raises(ValueError, match="side: unknown 'both'"):
-        c.band(err, "both")
+        c.band(predicted, err, "both")
+    with pytest.raises(ValueError, match="levels: expected >= 1, got 0"):
+        c.band(predicted, err, "over", levels=0)
+
+
+def test_the_level_aware_band_is_the_one_sided_rms_in_each_tercile_of_the_predicted_score() -> None:
+    # one column, six held-out predictions 0.1 .. 0.6: terciles cut at 0.2667 and 0.4333 (linear quantiles); caused side
+    # (too low breaks QoS): shortfalls 0.1, 0 | 0.2, 0 | 0.3, 0.4 -> sigma sqrt(0.005), sqrt(0.02), sqrt(0.125)
+    predicted = np.array([[0.1], [0.2], [0.3], [0.4], [0.5], [0.6]])
+    err = np.array([[-0.1], [0.0], [-0.2], [0.1], [-0.3], [-0.4]])
+    levelled = c.band(predicted, err, "under", levels=3)
+    np.testing.assert_allclose(levelled.edges, [[0.2 + 0.1 * 2 / 3], [0.4 + 0.1 / 3]])
+    np.testing.assert_allclose(levelled.sigma, [[np.sqrt(0.005)], [np.sqrt(0.02)], [np.sqrt(0.125)]])
+    # an entry's sigma at its own predicted score, beyond the held-out range in the end levels
+    np.testing.assert_allclose(levelled.at(np.array([[0.0], [0.3], [0.45], [1.0]])),
+                               [[np.sqrt(0.005)], [np.sqrt(0.02)], [np.sqrt(0.125)], [np.sqrt(0.125)]])
+    # one level: session 13's band, sqrt((0.01 + 0.04 + 0.09 + 0.16) / 6) whatever the prediction
+    uniform = c.band(predicted, err, "under")
+    assert uniform.edges.shape == (0, 1)
+    np.testing.assert_allclose(uniform.at(np.array([[0.0], [0.9]])), [[np.sqrt(0.05)], [np.sqrt(0.05)]])
+
+
+def test_a_heavier_predicted_score_gets_a_wider_band_when_the_held_out_errors_grow_with_it() -> None:
+    rng = np.random.default_rng(0)
+    predicted = rng.uniform(0, 0.4, (600, 2))
+    err = -predicted * rng.uniform(0, 0.5, predicted.shape)  # caused underestimated in proportion to the prediction
+    levelled = c.band(predicted, err, "under", levels=c.LEVELS)
+    light, heavy = levelled.at(np.array([[0.05, 0.05], [0.35, 0.35]]))
+    assert np.all(heavy > 2 * light)
+    assert np.all(light < c.band(predicted, err, "under").sigma[0]) and np.all(heavy > c.band(predicted, err, "under").sigma[0])
+
+
+def test_a_level_no_prediction_fell_in_takes_the_columns_sigma() -> None:
+    # every prediction 0 (clipped): the tercile edges are both 0, so the two lower levels hold nothing
+    band = c.band(np.zeros((4, 1)), np.array([[-0.3], [0.0], [-0.4], [0.1]]), "under", levels=3)
+    np.testing.assert_allclose(band.sigma, [[np.sqrt(0.0625)]] * 3)
 
 
 def test_the_k_fold_band_pools_every_folds_held_out_errors_before_the_root_mean_square() -> None:
@@ -236,15 +273,16 @@ def test_the_k_fold_band_pools_every_folds_held_out_errors_before_the_root_mean_
     model = c.Model(means=np.zeros(3), p=np.array([[1.0, 1.0], [-1.0, 1.0], [1.0, 1.0]]), confidence=np.ones(1), eta=0.0, lam=0.0)
     dense = np.array([[0.5, 0.2, 0.3], [0.1, 0.4, 0.4]])
     trained_on = []
-    err = c.cross_validated_errors(dense, lambda rows: trained_on.append(rows) or model, [np.array([0]), np.array([1])])
+    predicted, err = c.cross_validated(dense, lambda rows: trained_on.append(rows) or model, [np.array([0]), np.array([1])])
     np.testing.assert_array_equal(trained_on[0], dense[[1]])  # each fold's model never sees its held rows
     np.testing.assert_array_equal(trained_on[1], dense[[0]])
     # pooled over both folds, then RMS per column (the other side counting 0): over col 0 sqrt((0 + 0.3^2) / 2), col 2
     # sqrt((0.2^2 + 0) / 2); under col 0 sqrt(0.2^2 / 2), col 1 sqrt((0.2^2 + 0.4^2) / 2), col 2 sqrt(0.3^2 / 2)
-    np.testing.assert_allclose(c.band(err, "over"), [np.sqrt(0.045), 0.0, np.sqrt(0.02)], atol=1e-12)
-    np.testing.assert_allclose(c.band(err, "under"), [np.sqrt(0.02), np.sqrt(0.1), np.sqrt(0.045)], atol=1e-12)
+    np.testing.assert_allclose(c.band(predicted, err, "over").sigma, [[np.sqrt(0.045), 0.0, np.sqrt(0.02)]], atol=1e-12)
+    np.testing.assert_allclose(c.band(predicted, err, "under").sigma, [[np.sqrt(0.02), np.sqrt(0.1), np.sqrt(0.045)]], atol=1e-12)
     # not the mean of each fold's RMS: under col 1 that is (0.2 + 0.4) / 2 = 0.3, pooled sqrt(0.1) = 0.316
-    assert c.band(err, "under")[1] != pytest.approx(0.3)
+    assert c.band(predicted, err, "under").sigma[0, 1] != pytest.approx(0.3)
+    np.testing.assert_allclose(predicted - err, np.where(np.isnan(err), np.nan, np.repeat(dense, 3, axis=0)))
 
 
 def test_every_offline_row_is_held_out_exactly_once() -> None:
@@ -258,10 +296,14 @@ def test_every_offline_row_is_held_out_exactly_once() -> None:
 def test_the_validation_band_cross_validates_the_offline_rows_with_the_validated_parameters() -> None:
     rng = np.random.default_rng(0)
     dense = np.clip(low_rank(40, rng) / 4 + rng.normal(0, 0.02, (40, 8)), 0, 1)
-    sigma = c.validation_band(dense, 0.005, 0.01, 1, "under")
+    sigma = c.validation_band(dense, 0.005, 0.01, 1, "under").sigma
     held = []
     for part in c.folds(40, c.FOLDS, np.random.default_rng(0)):
-        held.append(c.held_out_errors(c.train(np.delete(dense, part, axis=0), eta=0.005, lam=0.01, epochs=10, rank=1), dense[part]))
-        assert held[-1].shape == (part.size * 28, 8)  # each held row from every pair of its 8 columns
-    np.testing.assert_allclose(sigma, c.band(np.vstack(held), "under"))
-    assert sigma.shape == (8,) and np.all(sigma > 0) and np.all(sigma < 0.2)
+        held.append(c.held_out(c.train(np.delete(dense, part, axis=0), eta=0.005, lam=0.01, epochs=10, rank=1), dense[part]))
+        assert held[-1][1].shape == (part.size * 28, 8)  # each held row from every pair of its 8 columns
+    pooled = np.vstack([p for p, _ in held]), np.vstack([e for _, e in held])
+    np.testing.assert_allclose(sigma, c.band(*pooled, "under").sigma)
+    assert sigma.shape == (1, 8) and np.all(sigma > 0) and np.all(sigma < 0.2)
+    levelled = c.validation_band(dense, 0.005, 0.01, 1, "under", levels=3)
+    np.testing.assert_allclose(levelled.sigma, c.band(*pooled, "under", levels=3).sigma)
+    assert levelled.sigma.shape == (3, 8)

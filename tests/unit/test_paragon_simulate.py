@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from corral_yarn.paragon import classify as c
 from corral_yarn.paragon import groundtruth as g
 from corral_yarn.paragon import simulate as sim
 from corral_yarn.paragon.schedule import Servers, statistical
@@ -275,11 +276,12 @@ def test_each_fit_trains_the_same_offline_rows_and_an_unknown_fit_is_named() -> 
 
 
 def test_a_jobs_band_is_its_columns_sigma_except_on_the_sois_it_was_profiled_on() -> None:
-    np.testing.assert_allclose(sim.entry_band(np.array([0.1, 0.2, 0.3, 0.4]), np.array([[0, 2], [3, 1]])),
+    uniform = c.Band(edges=np.zeros((0, 4)), sigma=np.array([[0.1, 0.2, 0.3, 0.4]]))
+    np.testing.assert_allclose(sim.entry_band(uniform, np.full((2, 4), 0.5), np.array([[0, 2], [3, 1]])),
                                [[0.0, 0.2, 0.0, 0.4], [0.1, 0.0, 0.3, 0.0]])
     t = truth(40)
     trained = sim.models(g.world(0), 30, np.random.default_rng(0))
-    assert all(b.shape == (t.caused.shape[1],) and np.all(b >= 0) and np.any(b > 0) for b in trained.band)
+    assert all(b.sigma.shape == (1, t.caused.shape[1]) and np.all(b.sigma >= 0) and np.any(b.sigma > 0) for b in trained.band)
     rng = np.random.default_rng(3)
     seen = g.profile(t, np.random.default_rng(3), sc_cols=trained.profile_scs)  # the same draws as classify_workloads'
     jobs = sim.classify_workloads(trained, t, rng, 10).jobs
@@ -290,8 +292,31 @@ def test_a_jobs_band_is_its_columns_sigma_except_on_the_sois_it_was_profiled_on(
         np.testing.assert_array_equal(guarded.caused[cols], job.caused[cols])  # measured: no band
         np.testing.assert_array_equal(guarded.tolerated[cols], job.tolerated[cols])
         rest = np.setdiff1d(np.arange(t.caused.shape[1]), cols)
-        np.testing.assert_allclose(job.band[1][rest], trained.band[1][rest])
+        np.testing.assert_allclose(job.band[1][rest], trained.band[1].sigma[0, rest])
         assert np.all(guarded.caused[rest] >= job.caused[rest]) and np.all(guarded.tolerated[rest] <= job.tolerated[rest])
+
+
+def test_a_heavier_predicted_caused_score_gets_a_wider_band_under_the_level_aware_band() -> None:
+    # caused sigma 0.01 / 0.03 / 0.08 below 0.1, in [0.1, 0.2), from 0.2 up: the job predicted heavier gets the wider band
+    levelled = c.Band(edges=np.array([[0.1, 0.1], [0.2, 0.2]]), sigma=np.array([[0.01, 0.01], [0.03, 0.03], [0.08, 0.08]]))
+    widths = sim.entry_band(levelled, np.array([[0.05, 0.3], [0.15, 0.15], [0.25, 0.0]]), np.array([[0], [1], [1]]))
+    np.testing.assert_allclose(widths, [[0.0, 0.08], [0.03, 0.0], [0.08, 0.0]])
+
+
+def test_the_level_aware_band_is_looked_up_at_each_jobs_predicted_scores() -> None:
+    t = truth(40)
+    uniform = sim.models(g.world(0), 30, np.random.default_rng(0))
+    trained = sim.rebanded(uniform, c.LEVELS)
+    assert all(b.sigma.shape == (c.LEVELS, t.caused.shape[1]) and b.edges.shape == (c.LEVELS - 1, t.caused.shape[1])
+               for b in trained.band)
+    assert trained.tolerated is uniform.tolerated and sim.rebanded(trained, 1).band[1].sigma == pytest.approx(uniform.band[1].sigma)
+    seen = g.profile(t, np.random.default_rng(3), sc_cols=trained.profile_scs)
+    jobs = sim.classify_workloads(trained, t, np.random.default_rng(3), 10).jobs
+    for j, job in enumerate(jobs):
+        rest = np.setdiff1d(np.arange(t.caused.shape[1]), seen.caused.cols[j])
+        np.testing.assert_allclose(job.band[1][rest], trained.band[1].at(job.caused[None])[0, rest])
+        rest = np.setdiff1d(np.arange(t.caused.shape[1]), seen.tolerated.cols[j])
+        np.testing.assert_allclose(job.band[0][rest], trained.band[0].at(job.tolerated[None])[0, rest])
 
 
 @pytest.mark.parametrize("guard", [-1.0, -0.5, math.nan, math.inf, "wide", None, True])
