@@ -71,3 +71,19 @@ def test_a_guard_row_splits_qos_by_the_arrivals_the_greedy_relaxed() -> None:
                            backtracks=np.array([0, 3, 1, 0]), server_sc=np.array([1, 1, 0, 1]))
     assert b.guard_row(o, jobs) == {"qos": 0.5, "mean_performance": 0.8375, "relaxed": 2, "relaxed_qos": 0.5,
                                     "unrelaxed_qos": 0.5, "on_predicted_best_sc": 0.75}
+
+
+def test_the_band_comparison_reuses_the_headline_run_and_reruns_the_other_band_on_the_same_profiles(monkeypatch) -> None:
+    b = bench()
+    ran, banded, classified = [], [], []
+    monkeypatch.setattr(b.simulate, "run", lambda truth, jobs, scenario, scheduler, seed, guard: ran.append((jobs, scheduler, guard)) or "other")
+    monkeypatch.setattr(b.simulate, "rebanded", lambda trained, levels: banded.append(levels) or "rebanded")
+    monkeypatch.setattr(b.simulate, "classify_workloads",
+                        lambda trained, truth, rng, batch: classified.append((trained, rng.random())) or b.simulate.Classified(["re"], [], {}))
+    state = np.random.default_rng(5).bit_generator.state
+    headline = object()
+    out = b.band_variants("trained", None, b.simulate.Classified(["jobs"], [], {}), state, "low", 0, 1.0, headline)
+    other = next(levels for levels in b.BANDS if levels != b.simulate.BAND_LEVELS)
+    assert out[b.BANDS[b.simulate.BAND_LEVELS]] is headline and out[b.BANDS[other]] == "other"
+    assert banded == [other] and ran == [(["re"], "paragon", 1.0)]
+    assert classified == [("rebanded", np.random.default_rng(5).random())]  # the headline's profiling draws, replayed
