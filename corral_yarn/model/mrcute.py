@@ -8,7 +8,7 @@ bandwidth B); they return seconds, elementwise. ``ClusterSpec.model`` selects th
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -23,16 +23,17 @@ def _waves(tasks: int, slots: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.ceil(tasks / slots)
 
 
-def _map_and_reduce(stage: StageSpec, cluster: ClusterSpec, machines: NDArray[np.float64]) -> tuple[Seconds, Seconds, Seconds]:
-    """T_map, reduce waves and T_reduce, shared by both MRCute variants (thesis §3.1.2)."""
+def _map_and_reduce(stage: StageSpec, cluster: ClusterSpec, machines: NDArray[np.float64],
+                    waves: Callable[[int, NDArray[np.float64]], NDArray[np.float64]] = _waves) -> tuple[Seconds, Seconds, Seconds]:
+    """T_map, reduce waves and T_reduce, shared by both MRCute variants (thesis §3.1.2); ``waves`` counts them."""
     disk = cluster.disk_bandwidth_bytes_per_s
     b_map = min(disk, stage.map_rate_bytes_per_s)  # B_map = Min{B_D, B_map^P}
     b_reduce = min(disk, stage.reduce_rate_bytes_per_s)  # B_reduce = Min{B_D, B_reduce^P}
-    t_map = _waves(stage.map_tasks, machines * cluster.map_slots_per_machine) * (stage.input_bytes / stage.map_tasks) / b_map
+    t_map = waves(stage.map_tasks, machines * cluster.map_slots_per_machine) * (stage.input_bytes / stage.map_tasks) / b_map
     if stage.reduce_tasks == 0:
         zero = np.zeros_like(machines)
         return t_map, zero, zero
-    w_reduce = _waves(stage.reduce_tasks, machines * cluster.reduce_slots_per_machine)
+    w_reduce = waves(stage.reduce_tasks, machines * cluster.reduce_slots_per_machine)
     # T_reduce = w_reduce x (|D_i| / (S_map S_reduce R)) / B_reduce: each task's output over B_reduce
     t_reduce = w_reduce * (stage.output_bytes / stage.reduce_tasks) / b_reduce
     return t_map, w_reduce, t_reduce
@@ -145,17 +146,19 @@ def job_rack_latency(job: JobSpec, cluster: ClusterSpec, racks: ArrayLike) -> Se
 def _fluid_stage(stage: StageSpec, cluster: ClusterSpec, r: NDArray[np.float64], one_wave: bool) -> Seconds:
     """A stage's L(r) with fractional waves w = tasks / slots (at least 1 when ``one_wave``) and its shuffle
     crossing the network once, not once per reduce wave: its terms as MRCute (§3.1.2) or MRCute+ adds them."""
-    machines, disk = r * cluster.machines_per_rack, cluster.disk_bandwidth_bytes_per_s
     least = 1.0 if one_wave else 0.0
-    w_map = np.maximum(stage.map_tasks / (machines * cluster.map_slots_per_machine), least)
-    w_reduce = np.maximum(stage.reduce_tasks / (machines * cluster.reduce_slots_per_machine), least) if stage.reduce_tasks else 0.0 * r
-    t_map = w_map * (stage.input_bytes / stage.map_tasks) / min(disk, stage.map_rate_bytes_per_s)
-    t_reduce = w_reduce * (stage.output_bytes / max(stage.reduce_tasks, 1)) / min(disk, stage.reduce_rate_bytes_per_s)
+
+    def fluid(tasks: int, slots: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.maximum(tasks / slots, least)
+
+    machines = r * cluster.machines_per_rack
+    t_map, w_reduce, t_reduce = _map_and_reduce(stage, cluster, machines, fluid)
     t_shuffle = _shuffle_once(stage, cluster, r) if stage.reduce_tasks else 0.0 * r
     model = cluster.model
     if model == "paper":
         return t_map + t_shuffle + t_reduce
     t_write = write_latency(stage, cluster, r, model)
+    w_map = fluid(stage.map_tasks, machines * cluster.map_slots_per_machine)
     return model.scale * (t_map + t_shuffle + np.maximum(t_reduce, t_write)) + model.task_startup_s * (w_map + w_reduce)
 
 
