@@ -3,6 +3,8 @@ RM's reservation REST API takes (the RM client itself: test_cluster_reservations
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -46,7 +48,7 @@ def test_a_chosen_tuple_reserves_n_gang_containers_and_the_am_for_its_latency() 
 @given(vms=st.integers(1, 500), latency_s=st.floats(0.001, 10_000), slack_ms=st.integers(0, 10**7))
 def test_the_reservation_fits_between_arrival_and_deadline(vms: int, latency_s: float, slack_ms: int) -> None:
     arrival = 10**12
-    duration = -(-int(latency_s * 10**6) // 1000)  # an upper bound of ceil(latency_s * 1000)
+    duration = math.ceil(latency_s * 1000)  # the least whole ms that holds L (int(L x 10^6) truncated 1412.0002 ms to 1412)
     definition = reservation_for(TAGS, Candidate(vms, 1, latency_s), arrival, arrival + duration + slack_ms)
     tasks, am = definition.requests
     assert (tasks.num_containers, am.num_containers) == (vms, 1)
