@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 from corral_yarn.contracts import ClusterSpec, JobSpec, MRCutePlus, StageSpec
 
 Seconds = NDArray[np.float64]
+Waves = Callable[[int, NDArray[np.float64]], NDArray[np.float64]]  # counts a phase's waves from its tasks and slots
 
 
 def _waves(tasks: int, slots: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -24,7 +25,7 @@ def _waves(tasks: int, slots: NDArray[np.float64]) -> NDArray[np.float64]:
 
 
 def _map_and_reduce(stage: StageSpec, cluster: ClusterSpec, machines: NDArray[np.float64],
-                    waves: Callable[[int, NDArray[np.float64]], NDArray[np.float64]] = _waves) -> tuple[Seconds, Seconds, Seconds]:
+                    waves: Waves = _waves) -> tuple[Seconds, Seconds, Seconds]:
     """T_map, reduce waves and T_reduce, shared by both MRCute variants (thesis §3.1.2); ``waves`` counts them."""
     disk = cluster.disk_bandwidth_bytes_per_s
     b_map = min(disk, stage.map_rate_bytes_per_s)  # B_map = Min{B_D, B_map^P}
@@ -41,10 +42,19 @@ def _map_and_reduce(stage: StageSpec, cluster: ClusterSpec, machines: NDArray[np
 
 def rack_latency(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike) -> Seconds:
     """L(r) of one stage on r racks, without bandwidth reservations (thesis §3.1.2)."""
-    r = np.asarray(racks, dtype=np.float64)
-    t_map, w_reduce, t_reduce = _map_and_reduce(stage, cluster, r * cluster.machines_per_rack)
-    t_shuffle = w_reduce * _shuffle_once(stage, cluster, r)  # T_shuffle = w_reduce x max{T_core, T_local}
-    return t_map + t_shuffle + t_reduce
+    front, t_reduce, _ = _stage_terms(stage, cluster, np.asarray(racks, dtype=np.float64))
+    return front + t_reduce
+
+
+def _stage_terms(stage: StageSpec, cluster: ClusterSpec, r: NDArray[np.float64], waves: Waves = _waves,
+                 shuffle_per_wave: bool = True) -> tuple[Seconds, Seconds, NDArray[np.float64]]:
+    """(T_map + T_shuffle, T_reduce, w_map + w_reduce) of one stage on r racks (thesis §3.1.2), ``waves`` counting
+    the waves; the shuffle crosses the network once per reduce wave (T_shuffle = w_reduce x max{T_core, T_local}) or once."""
+    machines = r * cluster.machines_per_rack
+    t_map, w_reduce, t_reduce = _map_and_reduce(stage, cluster, machines, waves)
+    once = _shuffle_once(stage, cluster, r) if stage.reduce_tasks else 0.0 * r
+    t_shuffle = w_reduce * once if shuffle_per_wave else once
+    return t_map + t_shuffle, t_reduce, waves(stage.map_tasks, machines * cluster.map_slots_per_machine) + w_reduce
 
 
 def _shuffle_once(stage: StageSpec, cluster: ClusterSpec, r: NDArray[np.float64]) -> Seconds:
@@ -76,24 +86,23 @@ def write_latency(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike, mode
 
 def rack_waves(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike) -> NDArray[np.float64]:
     """w_map + w_reduce on r racks: the task waves, each paying the per-task start-up of MRCute+."""
-    machines = np.asarray(racks, dtype=np.float64) * cluster.machines_per_rack
-    w_reduce = _waves(stage.reduce_tasks, machines * cluster.reduce_slots_per_machine) if stage.reduce_tasks else 0.0
-    return _waves(stage.map_tasks, machines * cluster.map_slots_per_machine) + w_reduce
+    return _stage_terms(stage, cluster, np.asarray(racks, dtype=np.float64))[2]
 
 
-def plus_terms(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike, model: MRCutePlus) -> tuple[Seconds, NDArray[np.float64]]:
-    """(T_map + T_shuffle + max(T_reduce, T_write), waves): the per-stage regressors of MRCute+, scaled by
+def plus_terms(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike, model: MRCutePlus, waves: Waves = _waves,
+               shuffle_per_wave: bool = True) -> tuple[Seconds, NDArray[np.float64]]:
+    """(T_map + T_shuffle + max(T_reduce, T_write), w_map + w_reduce): the per-stage regressors of MRCute+, scaled by
     ``scale`` and ``task_startup_s``. Reducers write while they reduce, so the slower of the two sets the pace."""
     r = np.asarray(racks, dtype=np.float64)
-    t_reduce = _map_and_reduce(stage, cluster, r * cluster.machines_per_rack)[2]
-    extra = np.maximum(write_latency(stage, cluster, r, model) - t_reduce, 0.0)
-    return rack_latency(stage, cluster, r) + extra, rack_waves(stage, cluster, r)
+    front, t_reduce, w = _stage_terms(stage, cluster, r, waves, shuffle_per_wave)
+    return front + t_reduce + np.maximum(write_latency(stage, cluster, r, model) - t_reduce, 0.0), w
 
 
-def plus_rack_latency(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike, model: MRCutePlus) -> Seconds:
+def plus_rack_latency(stage: StageSpec, cluster: ClusterSpec, racks: ArrayLike, model: MRCutePlus, waves: Waves = _waves,
+                      shuffle_per_wave: bool = True) -> Seconds:
     """L+(r) of one stage = scale x (T_map + T_shuffle + max(T_reduce, T_write)) + task start-up x waves."""
-    base, waves = plus_terms(stage, cluster, racks, model)
-    return model.scale * base + model.task_startup_s * waves
+    base, w = plus_terms(stage, cluster, racks, model, waves, shuffle_per_wave)
+    return model.scale * base + model.task_startup_s * w
 
 
 def shuffle_bandwidth(disk: float, bandwidth: ArrayLike) -> NDArray[np.float64]:
@@ -151,15 +160,10 @@ def _fluid_stage(stage: StageSpec, cluster: ClusterSpec, r: NDArray[np.float64],
     def fluid(tasks: int, slots: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.maximum(tasks / slots, least)
 
-    machines = r * cluster.machines_per_rack
-    t_map, w_reduce, t_reduce = _map_and_reduce(stage, cluster, machines, fluid)
-    t_shuffle = _shuffle_once(stage, cluster, r) if stage.reduce_tasks else 0.0 * r
-    model = cluster.model
-    if model == "paper":
-        return t_map + t_shuffle + t_reduce
-    t_write = write_latency(stage, cluster, r, model)
-    w_map = fluid(stage.map_tasks, machines * cluster.map_slots_per_machine)
-    return model.scale * (t_map + t_shuffle + np.maximum(t_reduce, t_write)) + model.task_startup_s * (w_map + w_reduce)
+    if cluster.model == "paper":
+        front, t_reduce, _ = _stage_terms(stage, cluster, r, fluid, shuffle_per_wave=False)
+        return front + t_reduce
+    return plus_rack_latency(stage, cluster, r, cluster.model, fluid, shuffle_per_wave=False)
 
 
 def packed_latency(job: JobSpec, cluster: ClusterSpec, racks: ArrayLike) -> tuple[Seconds, Seconds]:
