@@ -202,11 +202,12 @@ class Bench:
         seconds = [max(0, a.finished_ms - a.started_ms) / 1000 if a.finished_ms else 0.0 for a in attempts]
         tasks = {a.attempt_id.rsplit("_", 1)[0].replace("attempt_", "task_") for a in attempts}
         conf = self.cluster.history.conf(job_id)
-        launches, won = _copies(attempts)
+        launches, won, on_node = _copies(attempts)
         decisions = [{**d, "timeout_s": _timeout_s(props, d["type"])} for d in self.decisions(app_id)]
         for d in decisions:
             log.info("%s %s copy decided: %s", config, key, d)
         return {"config": config, "key": key, "job_id": job_id, "succeeded": final.succeeded, "copy_launch_after_s": launches, "copies_won": won,
+                "copies_on_original_node_s": on_node,
                 "copy_decisions": decisions,
                 "jct_s": (job["finishTime"] - job["submitTime"]) / 1000,
                 "task_container_s": sum(seconds), "extra_container_s": sum(s for a, s in zip(attempts, seconds) if a.state != "SUCCEEDED"),
@@ -241,19 +242,21 @@ class Progress:
                  self.done, self.total, label, now - started, now - self.start, left)
 
 
-def _copies(attempts: list[Any]) -> tuple[list[tuple[str, float]], dict[str, int]]:
-    """Per task with a speculative copy: its type and the seconds from its first attempt's start to the copy's; and
-    per type how many copies won (the task's first attempt did not succeed)."""
+def _copies(attempts: list[Any]) -> tuple[list[tuple[str, float]], dict[str, int], dict[str, list[float]]]:
+    """Per task with a speculative copy: its type and the seconds from its first attempt's start to the copy's; per
+    type how many copies won (the task's first attempt did not succeed); and per type the seconds each copy that ran
+    on its first attempt's node ran (a DistinctNodeSpeculator kills such a copy once it starts)."""
     by_task: dict[str, list[Any]] = {}
     for a in attempts:
         by_task.setdefault(a.attempt_id.rsplit("_", 1)[0], []).append(a)
-    launches, won = [], {"MAP": 0, "REDUCE": 0}
+    launches, won, on_node = [], {"MAP": 0, "REDUCE": 0}, {"MAP": [], "REDUCE": []}
     for group in by_task.values():
         if len(group) > 1:
-            first, copy = sorted(group, key=lambda a: a.started_ms)[:2]
-            launches.append((first.type, (copy.started_ms - first.started_ms) / 1000))
+            first, *copies = sorted(group, key=lambda a: a.started_ms)
+            launches.append((first.type, (copies[0].started_ms - first.started_ms) / 1000))
             won[first.type] += first.state != "SUCCEEDED"
-    return launches, won
+            on_node[first.type] += [max(0, c.finished_ms - c.started_ms) / 1000 for c in copies if c.node_http_address == first.node_http_address]
+    return launches, won, on_node
 
 
 def copy_decisions(syslog: Iterable[str]) -> list[dict[str, Any]]:
@@ -327,6 +330,7 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
             "settings_in_job_conf": all(r["settings_in_job_conf"] for r in runs),
             "copy_launch_after_s": {t.lower(): _quantiles([d for r in runs for u, d in r["copy_launch_after_s"] if u == t]) for t in ("MAP", "REDUCE")},
             "copies_won": {t.lower(): sum(r["copies_won"][t] for r in runs) for t in ("MAP", "REDUCE")},
+            "copies_on_original_node": {t.lower(): _quantiles([d for r in runs for d in r["copies_on_original_node_s"][t]]) for t in ("MAP", "REDUCE")},
             "copy_decisions": decision_split([d for r in runs for d in r["copy_decisions"]]),
             "mean_jct_s_by_job": {k: float(np.mean([r["jct_s"] for r in runs if r["key"] == k])) for k, *_ in JOBS}}
 

@@ -73,6 +73,8 @@ RETRY_AFTER_NO_SPECULATE = "mapreduce.job.speculative.retry-after-no-speculate" 
 SCAN_MS = 1000  # Kwiken's jobs rescan at the default no-speculation interval after a copy too
 ESTIMATOR = "yarn.app.mapreduce.am.job.task.estimator.class"  # MRJobConfig.MR_AM_TASK_ESTIMATOR, per job
 KWIKEN_ESTIMATOR = "io.corralyarn.mapreduce.KwikenTaskRuntimeEstimator"
+SPECULATOR = "yarn.app.mapreduce.am.job.speculator.class"  # MRJobConfig.MR_AM_JOB_SPECULATOR, per job
+DISTINCT_NODE_SPECULATOR = "io.corralyarn.mapreduce.DistinctNodeSpeculator"  # DefaultSpeculator; a copy never stays on its original's node
 TIMEOUT_MS = {"map": "corral.kwiken.map.timeout-ms", "reduce": "corral.kwiken.reduce.timeout-ms"}  # T_s, read by it
 RULE = "corral.kwiken.rule"  # progress | timeout, read by it
 SCALE = "corral.kwiken.timeout-scale"  # relative | absolute, read by it
@@ -230,12 +232,13 @@ def settings(stages: Sequence[tuple[TaskType, float, int, float | None]], rule: 
     A type speculates iff r_s > 0, through Kwiken's estimator with T_s in ms and the rule: DefaultSpeculator
     then copies a task once it runs past T_s (§3.2.2), or once it is projected to. It lets max(minimum-allowed-tasks, cap-total x N,
     cap-running x running) copies of a type run at once: both caps 0 and the minimum the job's largest
-    N_s leave every overdue task its copy; it rescans 1 s after a copy rather than 15 s.
+    N_s leave every overdue task its copy; it rescans 1 s after a copy rather than 15 s. Its speculator kills a copy
+    that starts on the node of its task's running attempt (it would meet the same slow node), and may copy again.
     """
     props = {SPECULATIVE[t]: "true" if r > 0 else "false" for t, r, _, _ in stages}
     timed = [(t, n, timeout_s) for t, r, n, timeout_s in stages if r > 0 and timeout_s is not None]
     if timed:
-        props |= {ESTIMATOR: KWIKEN_ESTIMATOR, CAP_RUNNING: "0", CAP_TOTAL: "0", MINIMUM_ALLOWED: str(max(n for _, n, _ in timed)),
+        props |= {ESTIMATOR: KWIKEN_ESTIMATOR, SPECULATOR: DISTINCT_NODE_SPECULATOR, CAP_RUNNING: "0", CAP_TOTAL: "0", MINIMUM_ALLOWED: str(max(n for _, n, _ in timed)),
                   RETRY_AFTER_SPECULATE: str(SCAN_MS), RETRY_AFTER_NO_SPECULATE: str(SCAN_MS), RULE: rule}
         if rule == "progress":
             props[MIN_ELAPSED] = str(MIN_ELAPSED_FRACTION)

@@ -48,3 +48,21 @@ def test_decision_split_counts_copies_without_progress_and_real_stragglers(bench
     assert {k: split["map"]["progress"][k] for k in ("copies", "no_status", "stragglers", "won")} == {"copies": 1, "no_status": 0, "stragglers": 1, "won": 1}
     assert split["reduce"]["copies"] == 0
 
+
+
+def test_copies_on_their_first_attempts_node_are_counted_with_their_seconds(bench):
+    from corral_yarn.cluster.history import TaskAttempt
+
+    def attempt(task: str, k: int, node: str, state: str, start: int, end: int) -> TaskAttempt:
+        return TaskAttempt(f"attempt_{APP}_{task}_{k}", "MAP" if "_m_" in f"_{task}" else "REDUCE", state, "/rack-a", node, f"c{task}{k}", start, end)
+
+    attempts = [attempt("m_000000", 0, "slow:8042", "SUCCEEDED", 0, 90_000),
+                attempt("m_000000", 1, "slow:8042", "KILLED", 40_000, 41_500),  # started on its original's node: killed at once
+                attempt("m_000000", 2, "fast:8042", "KILLED", 43_000, 90_500),  # the copy elsewhere lost
+                attempt("m_000001", 0, "fast:8042", "KILLED", 0, 60_000),
+                attempt("m_000001", 1, "slow:8042", "SUCCEEDED", 30_000, 59_000),  # a copy on another node won
+                attempt("r_000000", 0, "fast:8042", "SUCCEEDED", 0, 5_000)]
+    launches, won, on_node = bench._copies(attempts)
+    assert sorted(launches) == [("MAP", 30.0), ("MAP", 40.0)]
+    assert won == {"MAP": 1, "REDUCE": 0}
+    assert on_node == {"MAP": [1.5], "REDUCE": []}

@@ -19,7 +19,7 @@ from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.errors import InputError
 from corral_yarn.kwiken.apportion import spent, sumvar
 from corral_yarn.kwiken.speculation import (
-    CAP_RUNNING, CAP_TOTAL, ESTIMATOR, KWIKEN_ESTIMATOR, MAX_REISSUE, MIN_ELAPSED, MINIMUM_ALLOWED, RETRY_AFTER_SPECULATE, RULE, SCALE, TIMEOUT_MS,
+    CAP_RUNNING, CAP_TOTAL, DISTINCT_NODE_SPECULATOR, ESTIMATOR, KWIKEN_ESTIMATOR, MAX_REISSUE, MIN_ELAPSED, MINIMUM_ALLOWED, RETRY_AFTER_SPECULATE, RULE, SCALE, SPECULATOR, TIMEOUT_MS,
     TIMEOUT_RATIO,
     SpendCurve, SpeculationSettings, TaskStage, apportion, budget_matching, copy_spend, expected_spend, makespan_curve, plan_speculation, rounded, settings, spend_curve,
     spend_calibration,
@@ -115,6 +115,7 @@ def test_settings_map_fractions_and_timeouts_onto_hadoop_keys() -> None:
     on = settings([("map", 0.25, 8, 12.3456), ("reduce", 0.0, 2, None)])
     assert on["mapreduce.map.speculative"] == "true" and on["mapreduce.reduce.speculative"] == "false"
     assert on[ESTIMATOR] == KWIKEN_ESTIMATOR and on[TIMEOUT_MS["map"]] == "12346" and TIMEOUT_MS["reduce"] not in on
+    assert on[SPECULATOR] == DISTINCT_NODE_SPECULATOR and SPECULATOR not in off  # Hadoop's own speculator when nothing is copied
     assert (on[MINIMUM_ALLOWED], on[CAP_RUNNING], on[CAP_TOTAL], on[RETRY_AFTER_SPECULATE]) == ("8", "0", "0", "1000")
     both = settings([("map", 0.1, 8, 30.0), ("reduce", 1.0, 3, 0.0)])
     assert both[MINIMUM_ALLOWED] == "8" and both[TIMEOUT_MS["reduce"]] == "0"  # one cap key per job: every overdue task its copy
