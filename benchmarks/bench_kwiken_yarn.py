@@ -24,6 +24,9 @@ the same stragglers and the same drift of the machine's load:
   attempts that did not succeed (a losing copy, or an original killed because its copy won);
 - ``kwiken-timeout`` (with ``--timeout-arm``): the same, under the thesis's timeout rule (a copy once a task
   has run T_s, §5.3.1), planned the same way;
+- ``default-distinct`` (with ``--distinct-default-arm``): default speculation with Kwiken's speculator class,
+  DistinctNodeSpeculator (a copy never stays on its original's node), and nothing else of Kwiken's: what that rule
+  alone gives default speculation;
 - ``none`` (not with ``--quick``): no speculation. The history rounds are runs without speculation too and
   are reported as ``history`` (not alternated with the others).
 
@@ -47,7 +50,7 @@ Needs root (cgroups). ``--quick``: 3 history rounds and 2 test rounds of the two
 kwiken (7 rounds of 4 jobs; a round takes one to several minutes depending on the machine's load).
 Without it, 4 history rounds and 4 test rounds of the three arms.
 
-Usage: sudo .venv/bin/python benchmarks/bench_kwiken_yarn.py [--quick] [--timeout-arm] [--cpu-quota F] [--cluster-json PATH]
+Usage: sudo .venv/bin/python benchmarks/bench_kwiken_yarn.py [--quick] [--timeout-arm] [--distinct-default-arm] [--cpu-quota F] [--cluster-json PATH]
 """
 
 from __future__ import annotations
@@ -74,7 +77,10 @@ import numpy as np
 from corral_yarn.cluster import Cluster, CorralTags
 from corral_yarn.cluster.history import job_id_of
 from corral_yarn.cluster.rest import Retry
-from corral_yarn.kwiken.speculation import SPECULATIVE, TIMEOUT_MS, Rule, SpeculationSettings, apportion, budget_matching, expected_spend, plan_speculation, spend_calibration
+from corral_yarn.kwiken.speculation import (
+    DISTINCT_NODE_SPECULATOR, SPECULATIVE, SPECULATOR, TIMEOUT_MS, Rule, SpeculationSettings, apportion, budget_matching, expected_spend, plan_speculation,
+    spend_calibration,
+)
 from corral_yarn.minicluster import StartOptions, load_description, start_cluster, stop_cluster
 from corral_yarn.pipeline.catalog import RecurringJob
 from corral_yarn.pipeline.history import history_source
@@ -100,6 +106,8 @@ JOBS = [("wc-big", "wordcount", 8, 3), ("sort-mid", "sort", 6, 3), ("grep-mid", 
 OFF = {SPECULATIVE["map"]: "false", SPECULATIVE["reduce"]: "false"}
 RULES: dict[str, Rule] = {"kwiken": "progress", "kwiken-timeout": "timeout"}  # Kwiken's arms and their estimator's rule
 ON = {SPECULATIVE["map"]: "true", SPECULATIVE["reduce"]: "true"}  # mapred-default.xml's; the rest of its keys untouched
+ON_DISTINCT = ON | {SPECULATOR: DISTINCT_NODE_SPECULATOR}  # the same, with Kwiken's placement rule for copies
+FIXED = {"none": OFF, "default": ON, "default-distinct": ON_DISTINCT}  # the arms whose settings no plan makes
 
 
 class SlowNode:
@@ -349,6 +357,8 @@ def _args() -> argparse.Namespace:
     p.add_argument("--history-rounds", type=int, default=None, help="rounds without speculation for the history (default 4; --quick 3)")
     p.add_argument("--rounds", type=int, default=None, help="test rounds, each running every arm once (default 4; --quick 2)")
     p.add_argument("--timeout-arm", action="store_true", help="a third test arm, kwiken-timeout: Kwiken under the thesis's timeout rule")
+    p.add_argument("--distinct-default-arm", action="store_true",
+                   help="a test arm default-distinct: default speculation whose copies never stay on their original's node")
     p.add_argument("--cpu-quota", type=float, default=0.1, help="the slow node's CPU, a fraction of one core (default 0.1)")
     p.add_argument("--cluster-json", type=Path, default=None, help="use this running embedded cluster instead of starting one")
     return p.parse_args()
@@ -361,7 +371,8 @@ def main() -> None:
     start = time.monotonic()
     history_rounds = args.history_rounds or (3 if args.quick else 4)
     rounds = args.rounds or (2 if args.quick else 4)
-    arms = ["default", "kwiken"] + (["kwiken-timeout"] if args.timeout_arm else []) + ([] if args.quick else ["none"])
+    arms = (["default", "kwiken"] + (["kwiken-timeout"] if args.timeout_arm else []) + (["default-distinct"] if args.distinct_default_arm else [])
+            + ([] if args.quick else ["none"]))
     work = Path(tempfile.mkdtemp(prefix="bench-kwiken-yarn-"))
     options = StartOptions(base_dir=work / "cluster", exit_with=os.getpid())
     description = load_description(args.cluster_json) if args.cluster_json else start_cluster(options)
@@ -420,7 +431,7 @@ def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: in
                     expected = sum(e[f"{arm}_plan"]["expected_extra_container_s"] for e in per_round if f"{arm}_plan" in e)
                     plans[arm], entry[f"{arm}_plan"] = plan_kwiken(store, by["default"], RULES[arm], spend_calibration(spent, expected))
                     log.info("Kwiken's plan (%s) %s: %s", arm, entry[f"{arm}_plan"], {j.key: j.properties for j in plans[arm].jobs})
-                props = {key: OFF if arm == "none" else ON if arm == "default" else plans[arm].properties(key) for key in bench.jobs}
+                props = {key: FIXED[arm] if arm in FIXED else plans[arm].properties(key) for key in bench.jobs}
                 started = time.monotonic()
                 runs = bench.round(arm, k, props)
                 by[arm] += runs
@@ -448,6 +459,10 @@ def run(description: dict[str, Any], work: Path, history_rounds: int, rounds: in
         figures["yarn.kwiken_timeout_p99_jct_ratio_vs_default_speculation"] = s["kwiken-timeout"]["p99_jct_s"] / s["default"]["p99_jct_s"]
         figures["yarn.kwiken_timeout_extra_container_s_ratio_vs_default_speculation"] = (
             s["kwiken-timeout"]["extra_container_s"] / max(s["default"]["extra_container_s"], 1e-9))
+    if "default-distinct" in s:
+        figures["yarn.default_distinct_p99_jct_ratio_vs_default_speculation"] = s["default-distinct"]["p99_jct_s"] / s["default"]["p99_jct_s"]
+        figures["yarn.p99_jct_ratio_vs_default_distinct"] = s["kwiken"]["p99_jct_s"] / s["default-distinct"]["p99_jct_s"]
+        figures["yarn.extra_container_s_ratio_vs_default_distinct"] = s["kwiken"]["extra_container_s"] / max(s["default-distinct"]["extra_container_s"], 1e-9)
     if "none" in s:
         figures["yarn.p99_jct_ratio_vs_no_speculation"] = s["kwiken"]["p99_jct_s"] / s["none"]["p99_jct_s"]
         figures["yarn.default_p99_jct_ratio_vs_no_speculation"] = s["default"]["p99_jct_s"] / s["none"]["p99_jct_s"]
