@@ -27,6 +27,7 @@ class TaskAttempt:
     container_id: str
     started_ms: int
     finished_ms: int
+    diagnostics: str = ""  # why the attempt ended as it did, as the MR AM recorded it (e.g. a kill's reason)
 
 
 def job_counters(job_counters: dict[str, Any]) -> dict[str, dict[str, int]]:
@@ -119,4 +120,4 @@ class JobHistory:
     def _task(a: dict[str, Any]) -> TaskAttempt:
         return TaskAttempt(str(a["id"]), str(a.get("type", "")), str(a.get("state", "")), str(a.get("rack", "")),
                            str(a.get("nodeHttpAddress", "")), str(a.get("assignedContainerId", "")),
-                           int(a.get("startTime", 0)), int(a.get("finishTime", 0)))
+                           int(a.get("startTime", 0)), int(a.get("finishTime", 0)), str(a.get("diagnostics") or ""))

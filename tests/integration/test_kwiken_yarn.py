@@ -78,3 +78,12 @@ def test_settings_planned_from_the_history_reach_the_next_runs_job_conf(miniclus
     attempts = [a for a in cluster.history.attempts(second) if a.type == "MAP"]
     tasks = {a.attempt_id.rsplit("_", 1)[0] for a in attempts}
     assert len(attempts) > len(tasks), [(a.attempt_id, a.state) for a in attempts]  # the AM's speculator made copies
+    # DistinctNodeSpeculator: a copy that started where an earlier attempt of its task still ran (1 s margin: the original
+    # may end as the copy starts) was killed there and then, with its reason in JobHistory
+    on_original_node = 0
+    for a in attempts:
+        earlier = [e for e in attempts if e.attempt_id.rsplit("_", 1)[0] == a.attempt_id.rsplit("_", 1)[0] and e.started_ms < a.started_ms]
+        if any(e.node_http_address == a.node_http_address and e.finished_ms > a.started_ms + 1000 for e in earlier):
+            assert a.state == "KILLED" and "speculative copy started on its original's node" in a.diagnostics, (a, earlier)
+            on_original_node += 1
+    print(f"KWIKEN_YARN copies {len(attempts) - len(tasks)}, killed on their original's node {on_original_node}")
