@@ -190,6 +190,11 @@ def held_out(model: Model, held: np.ndarray, per_row: int = 2) -> tuple[np.ndarr
     return predicted, predicted - truth
 
 
+def _levels(predicted: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Each entry's level (rows x columns): how many of its column's level edges its predicted score reaches."""
+    return np.sum(predicted[:, None, :] >= edges[None], axis=1)
+
+
 @dataclass(frozen=True)
 class Band:
     """The guard band of one utility matrix (ours, not the paper's; docs/paragon.md "Session 13", "Session 14"): per
@@ -201,8 +206,7 @@ class Band:
 
     def at(self, predicted: np.ndarray) -> np.ndarray:
         """Each entry's sigma (rows x columns) at its own predicted score."""
-        level = np.sum(predicted[:, None, :] >= self.edges[None], axis=1)
-        return self.sigma[level, np.arange(self.sigma.shape[1])]
+        return self.sigma[_levels(predicted, self.edges), np.arange(self.sigma.shape[1])]
 
 
 SIDES = {"over": 1.0, "under": -1.0}  # the error a guard band covers: tolerated scores too high, caused scores too low
@@ -219,7 +223,7 @@ def band(predicted: np.ndarray, errors: np.ndarray, side: str, levels: int = 1) 
         raise ValueError(f"levels: expected >= 1, got {levels}")
     edges = np.nanquantile(predicted, np.arange(1, levels) / levels, axis=0).reshape(levels - 1, predicted.shape[1])
     square = np.where(np.isnan(errors), np.nan, np.maximum(0.0, SIDES[side] * errors) ** 2)
-    level = np.sum(predicted[None] >= edges[:, None, :], axis=0)
+    level = _levels(predicted, edges)
     sums = np.array([np.nansum(np.where(level == b, square, np.nan), axis=0) for b in range(levels)])
     counts = np.array([np.sum((level == b) & ~np.isnan(square), axis=0) for b in range(levels)])
     pooled = np.sqrt(np.nanmean(square, axis=0))
