@@ -18,12 +18,14 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from corral_yarn.contracts import BLOCK_BYTES, JobSpec, StageSpec, Workload
+from corral_yarn.contracts import BLOCK_BYTES, ClusterSpec, JobSpec, StageSpec, Workload
 from corral_yarn.errors import InputError
 from estimator.adhoc import class_rates, deficit, size_class
 from estimator.backtest import AUTO, COVERAGE, Point, backtest_job, choose, conformal
+from estimator.classes import with_class_speedups
 from estimator.errors import EstimateError
 from estimator.fit import MRCuteParams, fit_job
+from estimator.interference import with_interference
 from estimator.newjobs import NewJob, check_arrivals, declared_sizes, new_job_params
 from estimator.predictors import PREDICTORS, QUANTITIES, Context, History, Instance, Season, instances, predict, predict_offset, slots
 from estimator.records import JobRun
@@ -233,3 +235,20 @@ def estimate(runs: Sequence[JobRun], options: EstimateOptions, new_jobs: Sequenc
     if unsized:
         log.warning("%d recurring jobs have no sized successful run and are not predicted: %s", len(unsized), ", ".join(unsized[:10]))
     return Estimate(Workload(jobs=[j for j, _ in pairs]), [d for _, d in pairs], defaults, unsized)
+
+
+def with_classes_and_interference(workload: Workload, runs: Sequence[JobRun], at: datetime, cluster: ClusterSpec | None,
+                                  interference: float | None) -> tuple[Workload, dict[str, Any]]:
+    """Paragon's two classifications learnt from the runs submitted before ``at`` (docs/paragon.md): each job's
+    per-class speedups when ``cluster`` has node classes, and the jobs it interferes with when ``interference``
+    (the threshold F) is given. Returns the jobs and what was learnt, for the details document."""
+    past = [r for r in runs if r.submit_time < at]
+    details: dict[str, Any] = {}
+    if cluster is not None and cluster.node_classes:
+        workload, classes = with_class_speedups(workload, past, cluster)
+        details["class_speedups"] = {"speedups": classes.speedups, "filled_by_classification": classes.filled}
+    if interference is not None:
+        workload = with_interference(workload, past, interference)
+        marked = {j.recurring_key: j.interferes_with for j in workload.jobs if j.interferes_with}
+        details["interference"] = {"threshold": interference, "interferes_with": dict(sorted(marked.items()))}
+    return workload, details

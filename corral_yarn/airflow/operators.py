@@ -77,6 +77,17 @@ def _time_or_empty(value: Any) -> tuple[Any, str | None]:
         return value, f"{value!r}: {exc}"
 
 
+def _switch_or_number(value: Any) -> tuple[Any, str | None]:
+    """false (off), true (on at the default) or a number > 0; a rendered template arrives as text."""
+    if str(value).strip().lower() in ("false", "true"):
+        return str(value).strip().lower() == "true", None
+    return _number(float, lambda v: v > 0, "false, true or a number > 0")(value)
+
+
+def _path_or_empty(value: Any) -> tuple[Any, str | None]:
+    return ("", None) if value in ("", None) else (str(value), None)
+
+
 def _not_empty(value: Any) -> tuple[Any, str | None]:
     return value, None if value else "is empty: give the pipeline's local state directory"
 
@@ -93,6 +104,8 @@ _PLAN_CHECKS = {
     "disk_mbps": _number(float, lambda v: v > 0, "a number > 0 (MB/s)"),
     "oversubscription": _number(float, lambda v: v > 1, "a number > 1"),
     "task_memory_mb": _number(int, lambda v: v >= 128, "an integer >= 128 (MB)"),
+    "node_classes_file": _path_or_empty,
+    "interference": _switch_or_number,
 }
 
 
@@ -115,18 +128,22 @@ class CorralPlanOperator(BaseOperator):
     Returns the published plan's HDFS directory (the report's local path is in the log). Every argument is
     templated, so a DAG can take them from its Params (``"{{ params.horizon }}"``); each is checked when the DAG
     is parsed, or once rendered if templated. The cluster figures REST cannot measure (``nic_gbps``,
-    ``disk_mbps``, ``oversubscription``, ``task_memory_mb``) describe the cluster to the planner.
+    ``disk_mbps``, ``oversubscription``, ``task_memory_mb``) describe the cluster to the planner;
+    ``node_classes_file`` (a cluster spec, the format of ``corral plan --cluster``) gives its racks their node
+    classes and ``interference`` (false, true or the threshold F) marks jobs that slowed each other (docs/paragon.md).
     """
 
     template_fields = tuple(_PLAN_CHECKS)
 
     def __init__(self, *, home: str, horizon: str = "1d", scenario: str = "batch", slack: float | str = 0.1, period_start: str = "",
                  plans_dir: str = "/corral/plans", nic_gbps: float | str = 10.0, disk_mbps: float | str = 100.0,
-                 oversubscription: float | str = 5.0, task_memory_mb: int | str = 1024, **kwargs: Any) -> None:
+                 oversubscription: float | str = 5.0, task_memory_mb: int | str = 1024, node_classes_file: str = "",
+                 interference: bool | float | str = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         args = _check_plan(type(self).__name__, {
             "horizon": horizon, "scenario": scenario, "slack": slack, "period_start": period_start, "home": home, "plans_dir": plans_dir,
-            "nic_gbps": nic_gbps, "disk_mbps": disk_mbps, "oversubscription": oversubscription, "task_memory_mb": task_memory_mb})
+            "nic_gbps": nic_gbps, "disk_mbps": disk_mbps, "oversubscription": oversubscription, "task_memory_mb": task_memory_mb,
+            "node_classes_file": node_classes_file, "interference": interference})
         for field, value in args.items():
             setattr(self, field, value)
 

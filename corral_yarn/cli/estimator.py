@@ -18,9 +18,8 @@ from corral_yarn.errors import InputError
 from corral_yarn.io import load, load_cluster, parse_duration, parse_time, save, write_atomic
 from corral_yarn.report.html import publish
 from estimator.backtest import AUTO, backtest, summarize, unscored
-from estimator.classes import with_class_speedups
-from estimator.interference import THRESHOLD, with_interference
-from estimator.estimate import EstimateOptions, estimate
+from estimator.estimate import EstimateOptions, estimate, with_classes_and_interference
+from estimator.interference import THRESHOLD
 from estimator.fit import disk_bandwidth
 from estimator.horizons import horizon_backtest, summarize_horizons
 from estimator.identity import RecurringKey
@@ -122,16 +121,10 @@ def _estimate(args: argparse.Namespace) -> int:
     new_jobs = load(NewJobs, args.new_jobs).jobs if args.new_jobs else []
     cluster = load_cluster(args.cluster) if args.cluster else None
     result = estimate(runs, options, new_jobs, new_jobs_source=str(args.new_jobs))
-    workload, classes = result.workload, None
-    if cluster is not None and cluster.node_classes:  # heterogeneous racks: per-class speedups (docs/paragon.md)
-        workload, classes = with_class_speedups(workload, [r for r in runs if r.submit_time < options.at], cluster)
-    if args.interference is not None:  # jobs that slowed each other when co-located (docs/paragon.md)
-        workload = with_interference(workload, [r for r in runs if r.submit_time < options.at], args.interference)
+    workload, learnt = with_classes_and_interference(result.workload, runs, options.at, cluster, args.interference)
     save(workload, args.out)
     if args.details:
-        details = {"jobs": result.details, "defaults_used": dict(result.defaults_used), "unsized_jobs": result.unsized_jobs}
-        if classes is not None:
-            details["class_speedups"] = {"speedups": classes.speedups, "filled_by_classification": classes.filled}
+        details = {"jobs": result.details, "defaults_used": dict(result.defaults_used), "unsized_jobs": result.unsized_jobs, **learnt}
         write_atomic(args.details, json.dumps(details, indent=2) + "\n")
     if args.disk_bandwidth_out:
         write_atomic(args.disk_bandwidth_out, json.dumps(disk_bandwidth([r for r in runs if r.submit_time < options.at]), indent=2) + "\n")

@@ -92,3 +92,19 @@ def identical_machines(jobs: list[JobSpec], cluster: ClusterSpec) -> tuple[list[
             for s in job.stages]
         out.append(job.model_copy(update={"stages": stages, "class_speedups": None}))
     return out, flat
+
+
+def with_node_classes(live: ClusterSpec, classes: ClusterSpec, source: str = "cluster spec") -> ClusterSpec:
+    """The live cluster with the node classes of the cluster spec ``classes`` (read from ``source``): each rack
+    takes the ``node_class`` of the rack of the same name there, its machines stay the live ones; every live
+    rack must be in ``classes`` and every rack of ``classes`` live."""
+    if not classes.node_classes:
+        raise InputError(f"{source}: no node_classes: give the classes and each rack's node_class (docs/paragon.md)")
+    named = {r.name: r.node_class for r in classes.racks}
+    live_names = [r.name for r in live.racks]
+    if missing := [name for name in live_names if name not in named]:
+        raise InputError(f"{source}: no node_class for the live cluster's racks {missing} (its racks: {sorted(named)})")
+    if unknown := sorted(named.keys() - set(live_names)):
+        raise InputError(f"{source}: racks {unknown} are not in the live cluster (live racks: {live_names})")
+    return live.model_copy(update={"racks": [r.model_copy(update={"node_class": named[r.name]}) for r in live.racks],
+                                   "node_classes": classes.node_classes})

@@ -72,7 +72,8 @@ def common_params() -> dict[str, Param]:
 
 
 def planning_params() -> dict[str, Param]:
-    """The planning DAG's Params: the period, the scenario and the slack (thesis §4.3, §3.1)."""
+    """The planning DAG's Params: the period, the scenario and the slack (thesis §4.3, §3.1), the cluster figures
+    REST cannot measure, and heterogeneous racks and interference (docs/paragon.md)."""
     return {
         **common_params(),
         "horizon": Param("1d", type="string", pattern=r"^\s*\d+(\.\d+)?\s*[smhdw]?\s*$",
@@ -86,6 +87,12 @@ def planning_params() -> dict[str, Param]:
         "disk_mbps": Param(100.0, type="number", exclusiveMinimum=0, description="disk bandwidth per machine (MB/s)"),
         "oversubscription": Param(5.0, type="number", exclusiveMinimum=1, description="rack-to-core oversubscription"),
         "task_memory_mb": Param(1024, type="integer", minimum=128, description="task container memory, for slots per machine"),
+        "node_classes_file": Param("", type="string",
+                                   description="cluster spec JSON ('corral plan --cluster' format; relative: under home) whose "
+                                               "node_classes and racks' node_class the live racks of the same name take; empty: identical machines"),
+        "interference": Param(False, type=["boolean", "number"], exclusiveMinimum=0,
+                              description="mark jobs whose co-location slowed one of them by F or more in history: false (off), "
+                                          "true (F = 0.2, 'corral estimate --interference''s default) or F > 0"),
     }
 
 

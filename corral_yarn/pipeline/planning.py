@@ -17,12 +17,14 @@ from pathlib import Path
 from corral_yarn import io
 from corral_yarn.cluster import Cluster
 from corral_yarn.contracts import ClusterSpec, Plan, Workload
+from corral_yarn.errors import InputError
+from corral_yarn.model.classes import with_node_classes
 from corral_yarn.pipeline.catalog import Catalog
 from corral_yarn.pipeline.history import history_source
 from corral_yarn.pipeline.settings import Period, PipelineSettings
 from corral_yarn.planner.build import build_plan
 from corral_yarn.report.plan import write_plan_report
-from estimator.estimate import EstimateOptions, estimate
+from estimator.estimate import EstimateOptions, estimate, with_classes_and_interference
 from estimator.records import IngestReport
 from estimator.store import HistoryStore
 
@@ -46,28 +48,41 @@ def period_dir(settings: PipelineSettings, period: Period) -> Path:
     return settings.periods / period.stamp
 
 
-def estimate_period(settings: PipelineSettings, period: Period, block_bytes: int) -> Path:
-    """Predict the period's recurring jobs from the store (thesis §2.2), with the catalog's latency profiles;
-    writes jobs.json and details.json.
+def estimate_period(settings: PipelineSettings, period: Period, block_bytes: int, cluster: ClusterSpec | None = None) -> Path:
+    """Predict the period's recurring jobs from the store (thesis §2.2), with the catalog's latency profiles, their
+    per-class speedups when ``cluster`` has node classes and the jobs they interfere with when the settings say
+    (docs/paragon.md); writes jobs.json and details.json.
     ``block_bytes`` is the cluster's dfs.blocksize (map tasks of jobs whose runs do not give them)."""
     out = period_dir(settings, period)
     options = EstimateOptions(at=period.start, horizon=period.horizon, slack=period.slack, block_bytes=block_bytes)
-    result = estimate(HistoryStore(settings.store).runs(), options)
-    workload = Catalog.load(settings.catalog).with_latency_profiles(result.workload) if settings.catalog.exists() else result.workload
+    runs = HistoryStore(settings.store).runs()
+    result = estimate(runs, options)
+    workload, learnt = with_classes_and_interference(result.workload, runs, period.start, cluster, settings.interference)
+    workload = Catalog.load(settings.catalog).with_latency_profiles(workload) if settings.catalog.exists() else workload
     io.save(period, out / PERIOD)
     io.save(workload, out / JOBS)
-    io.write_atomic(out / DETAILS, json.dumps({"jobs": result.details, "unsized_jobs": result.unsized_jobs}, indent=2) + "\n")
+    io.write_atomic(out / DETAILS, json.dumps({"jobs": result.details, "unsized_jobs": result.unsized_jobs, **learnt}, indent=2) + "\n")
     log.info("estimated %d jobs for the period starting %s", len(result.workload.jobs), period.start.isoformat())
     return out
 
 
 def planning_cluster(cluster: Cluster, settings: PipelineSettings) -> ClusterSpec:
-    """The planner's view of the live cluster: racks and machines discovered, bandwidths as configured."""
+    """The planner's view of the live cluster: racks and machines discovered, bandwidths as configured, and
+    the node classes of ``node_classes_file`` on the racks of the same name (docs/paragon.md)."""
     topology = cluster.topology()
     for disagreement in topology.disagreements:
         log.warning("topology: %s", disagreement)
-    return topology.cluster_spec("live", settings.nic_gbps * 1.25e8, settings.disk_mbps * 1e6,
+    live = topology.cluster_spec("live", settings.nic_gbps * 1.25e8, settings.disk_mbps * 1e6,
                                  settings.oversubscription, settings.task_memory_mb)
+    return live if settings.node_classes is None else live_with_node_classes(live, settings.node_classes)
+
+
+def live_with_node_classes(live: ClusterSpec, path: Path) -> ClusterSpec:
+    """``live`` with the node classes of the cluster spec file ``path``; a problem names the Param node_classes_file."""
+    try:
+        return with_node_classes(live, io.load_cluster(path), source=str(path))  # load_cluster's errors name the file too
+    except InputError as exc:
+        raise InputError(str(exc), field="node_classes_file") from None
 
 
 def plan_period(cluster: Cluster, settings: PipelineSettings, directory: Path) -> Plan:

@@ -11,11 +11,12 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, field_validator
 
 from corral_yarn.cluster.tags import period_id
 from corral_yarn.contracts import Scenario
 from corral_yarn.io import parse
+from estimator.interference import THRESHOLD
 
 
 class PipelineSettings(BaseModel):
@@ -30,6 +31,21 @@ class PipelineSettings(BaseModel):
     disk_mbps: PositiveFloat = 100.0
     oversubscription: float = Field(5.0, gt=1.0)
     task_memory_mb: int = Field(1024, ge=128, description="one task container's memory, for slots per machine")
+    node_classes_file: str = Field("", description="cluster spec whose node classes the live racks take (docs/paragon.md); empty: none")
+    interference: float | None = Field(None, gt=0.0, description="F: mark jobs whose co-location slowed one by F or more; None: off")
+
+    @field_validator("interference", mode="before")
+    @classmethod
+    def _interference_switch(cls, value: Any) -> Any:
+        """The Param's switch: true is on at the CLI's default F, false is off."""
+        if isinstance(value, bool):
+            return THRESHOLD if value else None
+        return value
+
+    @property
+    def node_classes(self) -> Path | None:
+        """The cluster spec file of the node classes (a relative path is under home); None: identical machines."""
+        return self.home / self.node_classes_file if self.node_classes_file else None
 
     @property
     def catalog(self) -> Path:

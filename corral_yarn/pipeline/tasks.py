@@ -67,11 +67,14 @@ def ingest_history(params: dict[str, Any]) -> str:
 
 
 def estimate(params: dict[str, Any], *run_times: datetime | None) -> str:
-    """Estimate the period (``period_start`` Param, else the run's data interval end / logical date)."""
+    """Estimate the period (``period_start`` Param, else the run's data interval end / logical date); with
+    ``node_classes_file``, on the live cluster with its node classes (checked before any file is written)."""
     period = Period(start=period_start(params.get("period_start"), *run_times),
                     horizon_s=parse_duration(str(params["horizon"])).total_seconds(),
                     scenario=params["scenario"], slack=float(params["slack"]))
-    return str(planning.estimate_period(_settings(params), period, cluster_from_airflow().hdfs.block_size()))
+    settings, cluster = _settings(params), cluster_from_airflow()
+    classes = planning.planning_cluster(cluster, settings) if settings.node_classes else None
+    return str(planning.estimate_period(settings, period, cluster.hdfs.block_size(), classes))
 
 
 def plan(params: dict[str, Any], period_dir: str) -> dict[str, Any]:

@@ -98,6 +98,8 @@ def test_provider_entry_point_names_importable_modules() -> None:
     (lambda: CorralPlanOperator(task_id="p", home="/h", oversubscription=1), "CorralPlanOperator: oversubscription 1 must be a number > 1"),
     (lambda: CorralPlanOperator(task_id="p", home="/h", nic_gbps="fast"), "CorralPlanOperator: nic_gbps 'fast' must be a number > 0"),
     (lambda: CorralPlanOperator(task_id="p", home="/h", task_memory_mb=True), "CorralPlanOperator: task_memory_mb True must be an integer"),
+    (lambda: CorralPlanOperator(task_id="p", home="/h", interference=0), "CorralPlanOperator: interference 0 must be false, true or a number > 0"),
+    (lambda: CorralPlanOperator(task_id="p", home="/h", interference="often"), "CorralPlanOperator: interference 'often' must be false, true"),
     (lambda: CorralUploadOperator(task_id="u", run={"name": "j"}), "CorralUploadOperator: run lacks racks, priority"),
     (lambda: CorralSubmitOperator(task_id="s", run={"racks": []}), "CorralSubmitOperator: run lacks name, priority"),
     (lambda: YarnApplicationSensor(task_id="w", application_id="job_1_1"), "YarnApplicationSensor: application_id 'job_1_1' is not a YARN id"),
@@ -120,6 +122,9 @@ def test_rendered_plan_arguments_are_checked_and_converted_before_any_work() -> 
     plan.home, plan.slack, plan.period_start = "/h", "0.25", "2026-11-25 00:00:00"  # as Airflow renders them: text
     assert _check_plan("P", {"slack": plan.slack, "period_start": plan.period_start}) == {
         "slack": 0.25, "period_start": "2026-11-25T00:00:00+00:00"}  # the period travels as an ISO string, never a datetime
+    assert _check_plan("P", {"interference": "True", "node_classes_file": "classes.json"}) == {"interference": True, "node_classes_file": "classes.json"}
+    assert _check_plan("P", {"interference": "False"})["interference"] is False
+    assert _check_plan("P", {"interference": "0.3"})["interference"] == 0.3
     plan.slack = "-1"
     with pytest.raises(InputError, match="CorralPlanOperator: slack '-1' must be a number >= 0"):
         plan.execute({})  # raises before it touches the cluster (no Connection is set here)

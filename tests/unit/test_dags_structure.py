@@ -52,10 +52,18 @@ def test_planning_dag_is_one_plan_operator_taking_every_param(dagbag: DagBag) ->
     assert (plan.task_id, type(plan).__name__) == ("plan", "CorralPlanOperator")
     assert [o.name for o in plan.outlets] == ["corral_published_plan"]
     planning = {"horizon", "scenario", "slack", "period_start", "home", "plans_dir", "nic_gbps", "disk_mbps", "oversubscription",
-                "task_memory_mb"}
+                "task_memory_mb", "node_classes_file", "interference"}
     assert planning <= set(dag.params.keys())
     assert {field: getattr(plan, field) for field in planning} == {field: f"{{{{ params.{field} }}}}" for field in planning}
     assert dag.params["scenario"] == "batch"
+    assert (dag.params["node_classes_file"], dag.params["interference"]) == ("", False)  # identical machines, no interference
+
+
+def test_the_interference_params_default_f_is_the_estimators() -> None:
+    from corral_yarn.pipeline.dag_params import planning_params
+    from estimator.interference import THRESHOLD
+
+    assert f"true (F = {THRESHOLD:g}," in planning_params()["interference"].description
 
 
 def test_run_dag_maps_one_task_group_per_job_on_the_provider_operators(dagbag: DagBag) -> None:
@@ -104,6 +112,9 @@ def test_the_dags_import_with_no_warnings() -> None:
     ("corral_plan", {"horizon": "soon"}, "horizon"),
     ("corral_plan", {"period_start": "tomorrow"}, "period_start"),
     ("corral_plan", {"plans_dir": "plans"}, "plans_dir"),
+    ("corral_plan", {"interference": 0}, "interference"),
+    ("corral_plan", {"interference": "yes"}, "interference"),
+    ("corral_plan", {"node_classes_file": 7}, "node_classes_file"),
     ("corral_run", {"plan_version": ""}, "plan_version"),
 ])
 def test_params_are_validated_before_a_run(dagbag: DagBag, dag_id: str, conf: dict[str, object], field: str) -> None:

@@ -39,6 +39,8 @@ def corral_plan() -> None:
         disk_mbps="{{ params.disk_mbps }}",
         oversubscription="{{ params.oversubscription }}",
         task_memory_mb="{{ params.task_memory_mb }}",
+        node_classes_file="{{ params.node_classes_file }}",
+        interference="{{ params.interference }}",
     )
 
 
