@@ -88,11 +88,11 @@ def planning_params() -> dict[str, Param]:
         "oversubscription": Param(5.0, type="number", exclusiveMinimum=1, description="rack-to-core oversubscription"),
         "task_memory_mb": Param(1024, type="integer", minimum=128, description="task container memory, for slots per machine"),
         "node_classes_file": Param("", type="string",
-                                   description="cluster spec JSON ('corral plan --cluster' format; relative: under home) whose "
+                                   description="cluster spec JSON in the format of corral plan --cluster (relative: under home) whose "
                                                "node_classes and racks' node_class the live racks of the same name take; empty: identical machines"),
         "interference": Param(False, type=["boolean", "number"], exclusiveMinimum=0,
                               description="mark jobs whose co-location slowed one of them by F or more in history: false (off), "
-                                          "true (F = 0.2, 'corral estimate --interference''s default) or F > 0"),
+                                          "true (F = 0.2, the default of corral estimate --interference) or F > 0"),
     }
 
 

@@ -4,8 +4,8 @@ One ``CorralPlanOperator`` task: ingest history (JobHistory server -> history st
 period's predicted jobs) -> plan (rack set R_j, priority p_j, start T_j per job on the live cluster) ->
 report (HTML; its path is in the task log) -> publish (versioned on HDFS, earlier plans kept). Its XCom is
 the published plan's HDFS directory; its outlet, the ``corral_published_plan`` Asset, schedules
-``corral_run``. Every argument comes from the DAG's Params. Logic: ``corral_yarn.pipeline``; design:
-docs/pipeline.md.
+``corral_run``. Every argument comes from the DAG's Params; with ``node_classes_file`` (and ``interference``)
+the racks are planned by node class (docs/paragon.md). Logic: ``corral_yarn.pipeline``; design: docs/pipeline.md.
 """
 
 from __future__ import annotations
