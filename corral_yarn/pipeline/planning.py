@@ -73,11 +73,11 @@ def planning_cluster(cluster: Cluster, settings: PipelineSettings) -> ClusterSpe
     for disagreement in topology.disagreements:
         log.warning("topology: %s", disagreement)
     live = topology.cluster_spec("live", settings.nic_gbps * 1.25e8, settings.disk_mbps * 1e6,
-                                 settings.oversubscription, settings.task_memory_mb)
-    return live if settings.node_classes is None else live_with_node_classes(live, settings.node_classes)
+                                settings.oversubscription, settings.task_memory_mb)
+    return live if settings.node_classes is None else _with_node_classes_file(live, settings.node_classes)
 
 
-def live_with_node_classes(live: ClusterSpec, path: Path) -> ClusterSpec:
+def _with_node_classes_file(live: ClusterSpec, path: Path) -> ClusterSpec:
     """``live`` with the node classes of the cluster spec file ``path``; a problem names the Param node_classes_file."""
     try:
         return with_node_classes(live, io.load_cluster(path), source=str(path))  # load_cluster's errors name the file too
