@@ -169,12 +169,14 @@ def _fluid_stage(stage: StageSpec, cluster: ClusterSpec, r: NDArray[np.float64],
 def packed_latency(job: JobSpec, cluster: ClusterSpec, racks: ArrayLike) -> tuple[Seconds, Seconds]:
     """(P_j(r), F_j(r)) when the work-conserving run-time (thesis §4.1) back-fills R_j's idle slots with its
     other jobs: P, job j's hold on R_j, its stages' work at fractional waves, added (their tasks share the
-    racks); F, the least time of the job itself, its critical path (§3.1.3) with at least one wave per phase."""
+    racks); F, the least time of the job itself, its critical path (§3.1.3) with at least one wave per phase,
+    after MRCute+'s job start-up. The start-up (its ApplicationMaster's launch and set-up) holds one container,
+    not R_j's task slots, so it is in F only: the run-time runs other jobs' tasks on R_j meanwhile."""
     r = np.asarray(racks, dtype=np.float64)
     startup = 0.0 if cluster.model == "paper" else cluster.model.job_startup_s
     held = sum((_fluid_stage(s, cluster, r, one_wave=False) for s in job.stages), start=np.zeros_like(r))
     floor = dag_latency(job, {s.name: _fluid_stage(s, cluster, r, one_wave=True) for s in job.stages})
-    return startup + held, startup + floor
+    return held, startup + floor
 
 
 def packed_table(jobs: list[JobSpec], cluster: ClusterSpec) -> tuple[Seconds, Seconds]:

@@ -30,8 +30,9 @@ PLANNER_VERSION = f"corral-yarn-planner/{__version__}"
 # their racks' uplinks (25 Nov 2026).
 ALGORITHM_VERSION: dict[Sharing, int] = {"whole-rack": 1, "slots": 2}
 # Whole-rack plans on a cluster with node classes, hashed only there (plans without classes keep their
-# plan_id): 2 since 26 Nov 2026, the class choice judged as the work-conserving run-time executes it.
-CLASS_ALGORITHM_VERSION = 2
+# plan_id): 2 since 26 Nov 2026, the class choice judged as the work-conserving run-time executes it;
+# 3 since 27 Nov 2026, a job's start-up in its own least time F only, not in its hold P of R_j's slots.
+CLASS_ALGORITHM_VERSION = 3
 Implementation = Literal["fast", "reference"]
 IMPLEMENTATIONS: dict[str, Callable[..., Schedule]] = {
     "fast": fast.plan,
@@ -172,7 +173,7 @@ def _on_its_racks(jobs: list[JobSpec], cluster: ClusterSpec, flat: ClusterSpec, 
     start = replay(spread.order, spread.rack_sets, took, due, len(cluster.racks))
     replayed = Schedule(spread.rack_counts, spread.rack_sets, start, spread.order, objective(scenario, start + took, due))
     held, floor = packed_table(rated, flat)
-    run_time = hetero.run_time_finish(scenario, replayed, held + own, floor + own, arrival, len(cluster.racks))
+    run_time = hetero.run_time_finish(scenario, replayed, held, floor + own, arrival, len(cluster.racks))
     return latency, penalized, replayed, objective(scenario, run_time, due)
 
 

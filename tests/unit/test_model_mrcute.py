@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corral_yarn.contracts import ClusterSpec, JobSpec, Rack, StageSpec
+from corral_yarn.contracts import ClusterSpec, JobSpec, MRCutePlus, Rack, StageSpec
 from corral_yarn.model import (
     dag_latency,
     default_alpha,
@@ -188,6 +188,17 @@ def test_packed_latency_back_fills_partial_waves_and_shuffles_once() -> None:
     held, floor = packed_latency(job, cluster(), np.array([1, 2]))
     assert held == pytest.approx([27.0, 16.5]) and floor == pytest.approx([27.0, 17.5])
     assert (floor <= job_rack_latency(job, cluster(), np.array([1, 2]))).all()
+
+
+def test_a_jobs_startup_is_in_its_own_least_time_not_in_its_hold_of_the_racks() -> None:
+    # MRCute+'s job constant (AM launch, set-up, commit) holds one container, not R_j's task slots: the
+    # run-time back-fills R_j with other jobs' tasks meanwhile, so it adds to F only (docs/paragon.md, Session 16)
+    job, r = JobSpec(name="j", stages=[stage()]), np.array([1, 2])
+    def with_startup(seconds: float) -> ClusterSpec:
+        return cluster().model_copy(update={"model": MRCutePlus(job_startup_s=seconds)})
+    held, floor = packed_latency(job, with_startup(30.0), r)
+    bare_held, bare_floor = packed_latency(job, with_startup(0.0), r)
+    assert held == pytest.approx(bare_held) and floor == pytest.approx(bare_floor + 30.0)
 
 
 def test_packed_latency_adds_a_dags_stages_and_its_floor_is_the_critical_path() -> None:
