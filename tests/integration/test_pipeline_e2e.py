@@ -3,11 +3,13 @@ corral_run with one job's input missing (that job fails, the others run in their
 corral_run again once the input is there (the finished jobs are not submitted again, the last one runs);
 then the period's planned-vs-actual report on the history those runs left. The DAGs run with a 2 s retry delay
 and a 2 s trigger poll (their settings, docs/pipeline.md) instead of 20 s and 10 s: the same retries and polls,
-less idle waiting.
+less idle waiting. corral_plan runs with the Params of heterogeneous racks (docs/paragon.md): a node classes file
+made from ``corral topology --out`` (the first rack a class twice as fast as the others) and interference on.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 from datetime import timedelta
@@ -19,16 +21,19 @@ import pytest
 from corral_yarn import io
 from corral_yarn.cli import main
 from corral_yarn.cluster import Cluster, CorralTags
+from corral_yarn.contracts import ClusterSpec
 from corral_yarn.pipeline import demo_workload
 from corral_yarn.pipeline.catalog import Catalog
 from corral_yarn.pipeline.dag_params import POLL_INTERVAL_ENV, RETRY_DELAY_ENV
 from corral_yarn.pipeline.demo import DemoPaths, LocalAirflow, PipelineRunError, latest_summary, plan_conf, prepare, run_conf, today
 from corral_yarn.pipeline.outcome import period_comparison
 from corral_yarn.pipeline.settings import Period
+from estimator.interference import THRESHOLD
 from estimator.store import HistoryStore
 
 pytestmark = pytest.mark.integration
 MISSING = "queries-wordcount"
+NODE_CLASSES = "node-classes.json"  # under the pipeline's home; the first rack "new", the others "old"
 SHORT_WAITS = {RETRY_DELAY_ENV: "2", POLL_INTERVAL_ENV: "2"}  # seconds
 
 
@@ -42,19 +47,51 @@ def pipeline(minicluster: dict[str, Any], migrated_airflow_db: Path, tmp_path_fa
     catalog = Catalog.load(settings.catalog)
     missing_input = catalog.entry(MISSING).input_dir(start + dict((j.key, j.time_of_day) for j in demo_workload.DEMO_JOBS)[MISSING])
     shutil.rmtree(missing_input)
+    write_node_classes(minicluster, settings.home / NODE_CLASSES, root)
     airflow = LocalAirflow(paths, minicluster)
     paths.airflow_home.mkdir(parents=True)
     shutil.copy(migrated_airflow_db, paths.airflow_home / "airflow.db")
     with pytest.MonkeyPatch.context() as env:  # the airflow commands inherit this environment
         for name, value in SHORT_WAITS.items():
             env.setenv(name, value)
-        airflow.test_dag("corral_plan", plan_conf(settings, start, "batch"))
+        airflow.test_dag("corral_plan", {**plan_conf(settings, start, "batch"), "node_classes_file": NODE_CLASSES, "interference": True})
         with pytest.raises(PipelineRunError, match="corral_run"):
             airflow.test_dag("corral_run", run_conf(settings))
         first = latest_summary(settings)
         demo_workload.write_period_inputs(catalog, start)
         airflow.test_dag("corral_run", run_conf(settings))
     return {"settings": settings, "first": first, "second": latest_summary(settings), "cluster": Cluster.from_description(minicluster, progress=False)}
+
+
+def write_node_classes(description: dict[str, Any], path: Path, scratch: Path) -> None:
+    """What an operator of two hardware generations writes: the cluster spec of ``corral topology --out``, each rack
+    given its node class."""
+    (scratch / "cluster.json").write_text(json.dumps(description))
+    assert main(["topology", "--cluster", str(scratch / "cluster.json"), "--no-progress", "--out", str(path)]) == 0
+    spec = json.loads(path.read_text())
+    for i, rack in enumerate(spec["racks"]):
+        rack["node_class"] = "new" if i == 0 else "old"
+    path.write_text(json.dumps({**spec, "node_classes": {"new": {"speedup": 2.0}, "old": {"speedup": 1.0}}}))
+
+
+def test_the_plan_puts_every_job_on_a_node_class_and_learns_with_the_estimators_threshold(pipeline: dict[str, Any]) -> None:
+    """estimate -> plan with the node classes Params: the live racks carry the file's classes in cluster.json, as
+    published; every planned job runs inside one class; details.json says what was learnt at F = THRESHOLD."""
+    settings, version = pipeline["settings"], pipeline["second"]["version"]
+    period_dir = Path(settings.periods, version.split("-")[0])
+    spec = io.load_cluster(period_dir / "cluster.json")
+    given = io.load_cluster(settings.home / NODE_CLASSES)
+    assert [(r.name, r.node_class) for r in spec.racks] == [(r.name, r.node_class) for r in given.racks]
+    assert spec.node_classes == given.node_classes
+    classes = {r.name: r.node_class for r in spec.racks}
+    plan = io.load_plan(period_dir / "plan.json")
+    for job in plan.jobs:
+        assert job.node_class in ("new", "old") and {classes[r] for r in job.racks} == {job.node_class}, job
+    details = json.loads((period_dir / "details.json").read_text())
+    assert set(details["class_speedups"]) == {"speedups", "filled_by_classification"}
+    assert details["interference"]["threshold"] == THRESHOLD
+    with pipeline["cluster"].hdfs.read(f"{settings.plans_dir}/{version}/cluster.json", encoding="utf-8") as f:
+        assert io.parse(ClusterSpec, json.loads(f.read())) == spec
 
 
 def test_a_job_without_input_fails_alone(pipeline: dict[str, Any]) -> None:
