@@ -4,8 +4,12 @@ on a class are its reference rates times its speedup there (Paragon's server con
 
 from __future__ import annotations
 
+import logging
+
 from corral_yarn.contracts import ClusterSpec, JobSpec
 from corral_yarn.errors import InputError
+
+log = logging.getLogger(__name__)
 
 
 def class_racks(cluster: ClusterSpec) -> dict[str, list[int]]:
@@ -97,7 +101,8 @@ def identical_machines(jobs: list[JobSpec], cluster: ClusterSpec) -> tuple[list[
 def with_node_classes(live: ClusterSpec, classes: ClusterSpec, source: str = "cluster spec") -> ClusterSpec:
     """The live cluster with the node classes of the cluster spec ``classes`` (read from ``source``): each rack
     takes the ``node_class`` of the rack of the same name there, its machines stay the live ones; every live
-    rack must be in ``classes`` and every rack of ``classes`` live."""
+    rack must be in ``classes``. A rack of ``classes`` that is not live (down for maintenance) is only warned
+    of: the plan is made on the live racks, as without classes."""
     if not classes.node_classes:
         raise InputError(f"{source}: no node_classes: give the classes and each rack's node_class (docs/paragon.md)")
     named = {r.name: r.node_class for r in classes.racks}
@@ -105,6 +110,6 @@ def with_node_classes(live: ClusterSpec, classes: ClusterSpec, source: str = "cl
     if missing := [name for name in live_names if name not in named]:
         raise InputError(f"{source}: no node_class for the live cluster's racks {missing} (its racks: {sorted(named)})")
     if unknown := sorted(named.keys() - set(live_names)):
-        raise InputError(f"{source}: racks {unknown} are not in the live cluster (live racks: {live_names})")
+        log.warning("%s: racks %s are not live (no live DataNode or NodeManager): planned without them", source, unknown)
     return live.model_copy(update={"racks": [r.model_copy(update={"node_class": named[r.name]}) for r in live.racks],
                                    "node_classes": classes.node_classes})

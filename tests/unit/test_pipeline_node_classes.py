@@ -5,6 +5,7 @@ a plan whose jobs carry their node class, and bad input refused naming the Param
 from __future__ import annotations
 
 import json
+import logging
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
@@ -60,7 +61,6 @@ def test_the_live_racks_take_the_node_classes_of_the_racks_of_the_same_name(tmp_
 
 @pytest.mark.parametrize(("racks", "node_classes", "message"), [
     ({"/rack-a": "new", "/rack-b": "old"}, TWO_CLASSES, "no node_class for the live cluster's racks ['/rack-c']"),
-    ({**CLASSES, "/rack-z": "old"}, TWO_CLASSES, "racks ['/rack-z'] are not in the live cluster"),
     ({**CLASSES, "/rack-a": "fast"}, TWO_CLASSES, "racks[0].node_class must name one of node_classes (new, old), got 'fast'"),
     ({name: None for name in CLASSES}, None, "no node_classes: give the classes and each rack's node_class"),
 ])
@@ -70,6 +70,16 @@ def test_a_bad_node_classes_file_is_refused_naming_the_param_and_the_rack(tmp_pa
     with pytest.raises(InputError) as raised:
         planning.planning_cluster(live_cluster(), settings(tmp_path, node_classes_file=str(path)))
     assert raised.value.field == "node_classes_file" and str(path) in str(raised.value) and message in str(raised.value)
+
+
+def test_a_rack_of_the_file_that_is_not_live_is_warned_of_and_the_live_racks_are_planned(tmp_path: Path,
+                                                                                           caplog: pytest.LogCaptureFixture) -> None:
+    # a rack down for maintenance must not stop the daily plan; the plan is made on the live racks, as without classes
+    path = spec_file(tmp_path / "classes.json", {**CLASSES, "/rack-z": "old"})
+    with caplog.at_level(logging.WARNING):
+        spec = planning.planning_cluster(live_cluster(), settings(tmp_path, node_classes_file=str(path)))
+    assert {r.name: r.node_class for r in spec.racks} == CLASSES
+    assert "racks ['/rack-z'] are not live" in caplog.text and str(path) in caplog.text
 
 
 def test_a_missing_or_broken_node_classes_file_is_refused_naming_the_param(tmp_path: Path) -> None:
