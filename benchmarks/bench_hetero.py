@@ -239,7 +239,8 @@ def _fitted(runs: list[JobRun], spec: ClusterSpec) -> tuple[ClusterSpec, dict[st
         LOG.warning("MRCute+ not fitted (%s): planning with the thesis's model", error)
         return spec, {"name": "paper"}
     return fitted, {"name": "mrcute+", "scale": round(fitted.model.scale, 3), "task_startup_s": round(fitted.model.task_startup_s, 2),
-                    "job_startup_s": {c: round(n.job_startup_s or 0.0, 2) for c, n in (fitted.node_classes or {}).items()}}
+                    "job_startup_s": {c: round(fitted.model.job_startup_s if n.job_startup_s is None else n.job_startup_s, 2)
+                                      for c, n in (fitted.node_classes or {}).items()}}
 
 
 def testbed(args: argparse.Namespace) -> dict[str, Any]:

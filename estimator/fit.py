@@ -183,11 +183,13 @@ def fit_model(observed: Sequence[ObservedRun], cluster: ClusterSpec, template: M
 def fit_cluster(observed: Sequence[ObservedRun], cluster: ClusterSpec, template: MRCutePlus | None = None) -> ClusterSpec:
     """``cluster`` with MRCute+ fitted (``fit_model``); on node classes the job constant is one per class,
     each run's share of its racks in a class its regressor (a job's AM starts on one of its racks), written
-    to ``node_classes[c].job_startup_s``, and the model's constant is their mean over the racks."""
+    to ``node_classes[c].job_startup_s``, and the model's constant is their mean over the racks; when the
+    runs do not tell the classes apart (``_separable``), one constant, the model's, for every class seen."""
     template = template or MRCutePlus()
     if len(observed) < 3:
         raise InputError(f"fitting MRCute+ needs at least 3 usable runs (got {len(observed)})", field="runs")
-    names = [c for c in cluster.class_names if any(c in o.classes for o in observed)] if cluster.node_classes else []
+    seen = [c for c in cluster.class_names if any(c in o.classes for o in observed)] if cluster.node_classes else []
+    names = seen if _separable(observed, seen) else []
     terms = [plus_terms(o.stage, cluster, o.racks, template) for o in observed]
     shares = [[o.classes.count(c) / len(o.classes) if o.classes else 1.0 / len(names) for c in names] or [1.0] for o in observed]
     design = np.array([[float(base), float(waves), *share] for (base, waves), share in zip(terms, shares)])
@@ -206,8 +208,18 @@ def fit_cluster(observed: Sequence[ObservedRun], cluster: ClusterSpec, template:
     job_startup = float(np.mean([per_class.get(r.node_class, 0.0) for r in cluster.racks])) if names else float(fitted[2])
     model = template.model_copy(update={"scale": float(fitted[0]), "task_startup_s": float(fitted.get(1, 0.0)),
                                         "job_startup_s": job_startup, "fitted_runs": len(observed)})
-    classes = {c: n.model_copy(update={"job_startup_s": per_class[c]}) if c in per_class else n for c, n in (cluster.node_classes or {}).items()}
+    classes = {c: n.model_copy(update={"job_startup_s": per_class.get(c)}) if c in seen else n for c, n in (cluster.node_classes or {}).items()}
     return cluster.model_copy(update={"model": model, **({"node_classes": classes} if classes else {})})
+
+
+def _separable(observed: Sequence[ObservedRun], classes: list[str]) -> bool:
+    """Whether the runs tell the classes' job constants apart: each class has a run confined to its racks
+    (Corral's runs inside R_j are). Runs that all spread over the classes in like shares (stock YARN) leave
+    the per-class constants collinear, and the least squares would put their sum anywhere (docs/paragon.md,
+    Session 16): then one constant is fitted for the cluster."""
+    if unconfined := [c for c in classes if not any(o.classes and set(o.classes) == {c} for o in observed)]:
+        log.warning("no run was confined to the node classes %s: one job start-up is fitted for all classes", unconfined)
+    return not unconfined
 
 
 def model_errors(observed: Sequence[ObservedRun], cluster: ClusterSpec) -> list[JobError]:

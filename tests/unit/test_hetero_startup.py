@@ -70,6 +70,21 @@ def test_fit_cluster_recovers_a_job_startup_per_class() -> None:
     assert fitted.model.scale == pytest.approx(0.9, rel=0.02) and fitted.model.job_startup_s == pytest.approx(24.0, rel=0.03)
 
 
+def test_runs_spread_over_the_classes_alike_get_one_job_startup_for_all_classes() -> None:
+    # stock YARN's runs each take racks of both classes in like shares: the per-class constants are collinear,
+    # so one constant is fitted for the cluster and the classes keep none of their own (docs/paragon.md, Session 16)
+    cluster = startup_cluster().model_copy(update={"model": MRCutePlus()})
+    observed = []
+    for k, job in enumerate(w1_like(24, seed=5).jobs):
+        base, waves = plus_terms(job.stages[0], cluster, 2, MRCutePlus())
+        observed.append(ObservedRun(str(k), job.name, job.stages[0], 2, float(0.9 * base + 2.0 * waves + 24.0), ("slow", "fast")))
+    fitted = fit_cluster(observed, cluster)
+    assert all(c.job_startup_s is None for c in fitted.node_classes.values())
+    assert fitted.model.job_startup_s == pytest.approx(24.0, rel=0.03) and fitted.model.scale == pytest.approx(0.9, rel=0.02)
+    one_confined = [*observed, ObservedRun("x", "x", observed[0].stage, 1, observed[0].actual_s, ("slow",))]
+    assert all(c.job_startup_s is None for c in fit_cluster(one_confined, cluster).node_classes.values())  # fast still unconfined
+
+
 MISPREDICTED = pytest.mark.xfail(strict=True, reason="the thesis's model has no output-write term: w1-medium-0000 (107.8 GB of shuffle, one fast "
                                  "rack) is planned 213 s and takes 437 s alone in the simulator (457 s with the workload), so the class "
                                  "balance is wrong (docs/paragon.md, 26 Nov correction)")
