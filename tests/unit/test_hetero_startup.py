@@ -83,6 +83,12 @@ def test_runs_spread_over_the_classes_alike_get_one_job_startup_for_all_classes(
     assert fitted.model.job_startup_s == pytest.approx(24.0, rel=0.03) and fitted.model.scale == pytest.approx(0.9, rel=0.02)
     one_confined = [*observed, ObservedRun("x", "x", observed[0].stage, 1, observed[0].actual_s, ("slow",))]
     assert all(c.job_startup_s is None for c in fit_cluster(one_confined, cluster).node_classes.values())  # fast still unconfined
+    spec = ClusterSpec.model_validate_json(fitted.model_dump_json())  # the file `corral plan --cluster` reads
+    without = spec.model_copy(update={"model": spec.model.model_copy(update={"job_startup_s": 0.0})})
+    planned, baseline = (build_plan(w1_like(6, seed=1), s, "batch") for s in (spec, without))
+    others = {job.name: job for job in baseline.jobs}
+    same = [(job, others[job.name]) for job in planned.jobs if job.racks == others[job.name].racks]
+    assert same and all(job.predicted_duration_s - other.predicted_duration_s == pytest.approx(spec.model.job_startup_s) for job, other in same)
 
 
 MISPREDICTED = pytest.mark.xfail(strict=True, reason="the thesis's model has no output-write term: w1-medium-0000 (107.8 GB of shuffle, one fast "
