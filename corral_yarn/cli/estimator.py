@@ -203,7 +203,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--new-jobs", type=Path, metavar="FILE", help="jobs without history to add, sized from their profiling runs (JSON, docs/estimator.md)")
     p.add_argument("--predictor", choices=[AUTO, *PREDICTORS], default=AUTO, help="auto: per job, the best in a rolling backtest (default)")
     p.add_argument("--no-adhoc", action="store_true", help="predict recurring slots only, not the size classes' uncovered arrival rates")
-    p.add_argument("--details", metavar="FILE", help="also write per-job predictor, matched runs, intervals and MRCute fit (JSON)")
+    p.add_argument("--details", metavar="FILE", help="also write per-job predictor, matched runs, intervals and MRCute fit, and what --cluster and --interference learnt (JSON)")
     p.add_argument("--disk-bandwidth-out", metavar="FILE", help="also write B_D per machine fitted from task samples (JSON)")
     p.add_argument("--interference", type=positive_float, nargs="?", const=THRESHOLD, metavar="F",
                    help=f"mark jobs whose co-location slowed one of them by F or more in history (default F {THRESHOLD}; docs/paragon.md)")
