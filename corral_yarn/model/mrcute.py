@@ -152,30 +152,31 @@ def job_rack_latency(job: JobSpec, cluster: ClusterSpec, racks: ArrayLike) -> Se
     return model.job_startup_s + dag_latency(job, {s.name: plus_rack_latency(s, cluster, r, model) for s in job.stages})
 
 
-def _fluid_stage(stage: StageSpec, cluster: ClusterSpec, r: NDArray[np.float64], one_wave: bool) -> Seconds:
-    """A stage's L(r) with fractional waves w = tasks / slots (at least 1 when ``one_wave``) and its shuffle
-    crossing the network once, not once per reduce wave: its terms as MRCute (§3.1.2) or MRCute+ adds them."""
-    least = 1.0 if one_wave else 0.0
+def _fractional_waves(tasks: int, slots: NDArray[np.float64]) -> NDArray[np.float64]:
+    # w = tasks / slots: a partial wave's idle slots go to R_j's other jobs (the run-time's back-filling, §4.1)
+    return tasks / slots
 
-    def fluid(tasks: int, slots: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.maximum(tasks / slots, least)
 
+def _packed_stage(stage: StageSpec, cluster: ClusterSpec, r: NDArray[np.float64], waves: Waves) -> Seconds:
+    """A stage's L(r) with ``waves`` counting its waves and its shuffle crossing the network once, not once per
+    reduce wave: its terms as MRCute (§3.1.2) or MRCute+ adds them."""
     if cluster.model == "paper":
-        front, t_reduce, _ = _stage_terms(stage, cluster, r, fluid, shuffle_per_wave=False)
+        front, t_reduce, _ = _stage_terms(stage, cluster, r, waves, shuffle_per_wave=False)
         return front + t_reduce
-    return plus_rack_latency(stage, cluster, r, cluster.model, fluid, shuffle_per_wave=False)
+    return plus_rack_latency(stage, cluster, r, cluster.model, waves, shuffle_per_wave=False)
 
 
 def packed_latency(job: JobSpec, cluster: ClusterSpec, racks: ArrayLike) -> tuple[Seconds, Seconds]:
     """(P_j(r), F_j(r)) when the work-conserving run-time (thesis §4.1) back-fills R_j's idle slots with its
     other jobs: P, job j's hold on R_j, its stages' work at fractional waves, added (their tasks share the
-    racks); F, the least time of the job itself, its critical path (§3.1.3) with at least one wave per phase,
-    after MRCute+'s job start-up. The start-up (its ApplicationMaster's launch and set-up) holds one container,
-    not R_j's task slots, so it is in F only: the run-time runs other jobs' tasks on R_j meanwhile."""
+    racks); F, the least time of the job itself, its critical path (§3.1.3) with whole waves per phase (a
+    phase of n tasks on s slots takes ceil(n / s) task times, §3.1.2 "Waves"), after MRCute+'s job start-up.
+    Both cross the network once per shuffle. The start-up (its ApplicationMaster's launch and set-up) holds
+    one container, not R_j's task slots, so it is in F only: the run-time runs other jobs' tasks on R_j meanwhile."""
     r = np.asarray(racks, dtype=np.float64)
     startup = 0.0 if cluster.model == "paper" else cluster.model.job_startup_s
-    held = sum((_fluid_stage(s, cluster, r, one_wave=False) for s in job.stages), start=np.zeros_like(r))
-    floor = dag_latency(job, {s.name: _fluid_stage(s, cluster, r, one_wave=True) for s in job.stages})
+    held = sum((_packed_stage(s, cluster, r, _fractional_waves) for s in job.stages), start=np.zeros_like(r))
+    floor = dag_latency(job, {s.name: _packed_stage(s, cluster, r, _waves) for s in job.stages})
     return held, startup + floor
 
 

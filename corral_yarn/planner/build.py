@@ -31,8 +31,9 @@ PLANNER_VERSION = f"corral-yarn-planner/{__version__}"
 ALGORITHM_VERSION: dict[Sharing, int] = {"whole-rack": 1, "slots": 2}
 # Whole-rack plans on a cluster with node classes, hashed only there (plans without classes keep their
 # plan_id): 2 since 26 Nov 2026, the class choice judged as the work-conserving run-time executes it;
-# 3 since 27 Nov 2026, a job's start-up in its own least time F only, not in its hold P of R_j's slots.
-CLASS_ALGORITHM_VERSION = 3
+# 3 since 27 Nov 2026, a job's start-up in its own least time F only, not in its hold P of R_j's slots;
+# 4 since 27 Nov 2026 (session 17), F with whole waves per phase (ceil, thesis §3.1.2 "Waves").
+CLASS_ALGORITHM_VERSION = 4
 Implementation = Literal["fast", "reference"]
 IMPLEMENTATIONS: dict[str, Callable[..., Schedule]] = {
     "fast": fast.plan,

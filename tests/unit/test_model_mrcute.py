@@ -183,11 +183,26 @@ def test_packed_latency_back_fills_partial_waves_and_shuffles_once() -> None:
     # r = 1: 8 map slots: w = 24/8 = 3, T_map = 3 x 5 = 15; 4 reduce slots: w = 1.5, T_reduce = 1.5 x 200/50 = 6;
     #   the shuffle once: max(0, 6) = 6 (L charges it per reduce wave: 12); P(1) = 15 + 6 + 6 = 27 (L(1) = 35)
     # r = 2: w_map = 24/16 = 1.5, T_map = 7.5; w_reduce = 6/8 = 0.75, T_reduce = 3; shuffle max(6, 1.5) = 6: P(2) = 16.5
-    # F, the job's own least time, has at least one wave per phase: F(1) = 27, F(2) = 7.5 + 6 + 1 x 4 = 17.5 (L(2) = 20)
+    # F, the job's own least time, has whole waves (Session 17) and the shuffle once:
+    #   F(1) = 15 + 6 + ceil(1.5) x 4 = 29; F(2) = ceil(1.5) x 5 + 6 + 1 x 4 = 20 (= L(2), one reduce wave)
     job = JobSpec(name="j", stages=[stage()])
     held, floor = packed_latency(job, cluster(), np.array([1, 2]))
-    assert held == pytest.approx([27.0, 16.5]) and floor == pytest.approx([27.0, 17.5])
+    assert held == pytest.approx([27.0, 16.5]) and floor == pytest.approx([29.0, 20.0])
     assert (floor <= job_rack_latency(job, cluster(), np.array([1, 2]))).all()
+
+
+def test_a_jobs_own_least_time_has_its_partial_last_wave_whole() -> None:
+    # 15 reduce tasks on one rack of 10 machines x 1 reduce slot: the job needs two reduce waves whatever the
+    # others do (thesis §3.1.2 "Waves", ceil); its hold P counts 1.5 (the idle slots back-filled).
+    # 20 map slots: T_map = 1 x (4800/20)/40 = 6; shuffle once: D_local = 2400/10 = 240, T_local = 240 x 9/10 / 75 = 2.88;
+    # a reduce task: (1200/15)/50 = 1.6 s: F = 6 + 2.88 + 2 x 1.6 = 12.08, P = 6 + 2.88 + 1.5 x 1.6 = 11.28.
+    # MRCute+'s per-task start-up (2 s, no write: one replica) is paid per whole wave in F: + 2 x (1 + 2), in P: + 2 x (1 + 1.5)
+    job = JobSpec(name="j", stages=[stage(map_tasks=20, reduce_tasks=15)])
+    held, floor = packed_latency(job, cluster(racks=1, machines=10), np.array([1]))
+    assert held == pytest.approx([11.28]) and floor == pytest.approx([12.08])
+    plus = cluster(racks=1, machines=10).model_copy(update={"model": MRCutePlus(replication=1, task_startup_s=2.0)})
+    held, floor = packed_latency(job, plus, np.array([1]))
+    assert held == pytest.approx([16.28]) and floor == pytest.approx([18.08])
 
 
 def test_a_jobs_startup_is_in_its_own_least_time_not_in_its_hold_of_the_racks() -> None:
@@ -202,7 +217,7 @@ def test_a_jobs_startup_is_in_its_own_least_time_not_in_its_hold_of_the_racks() 
 
 
 def test_packed_latency_adds_a_dags_stages_and_its_floor_is_the_critical_path() -> None:
-    # two stages side by side: their work adds on the racks (2 x 27), but the job itself waits for one path (27)
+    # two stages side by side: their work adds on the racks (2 x 27), but the job itself waits for one path (29)
     job = JobSpec(name="j", stages=[stage("a"), stage("b")])
     held, floor = packed_latency(job, cluster(), np.array([1]))
-    assert held == pytest.approx([54.0]) and floor == pytest.approx([27.0])
+    assert held == pytest.approx([54.0]) and floor == pytest.approx([29.0])
