@@ -184,14 +184,16 @@ def fit_cluster(observed: Sequence[ObservedRun], cluster: ClusterSpec, template:
     """``cluster`` with MRCute+ fitted (``fit_model``); on node classes the job constant is one per class,
     each run's share of its racks in a class its regressor (a job's AM starts on one of its racks), written
     to ``node_classes[c].job_startup_s``, and the model's constant is their mean over the racks; when the
-    runs do not tell the classes apart (``_separable``), one constant, the model's, for every class seen."""
+    runs do not tell the classes apart (``_separable``), one constant s_0 at speedup 1, each class's
+    s_0 / speedup (``_speed_scaled``)."""
     template = template or MRCutePlus()
     if len(observed) < 3:
         raise InputError(f"fitting MRCute+ needs at least 3 usable runs (got {len(observed)})", field="runs")
     seen = [c for c in cluster.class_names if any(c in o.classes for o in observed)] if cluster.node_classes else []
     names = seen if _separable(observed, seen) else []
     terms = [plus_terms(o.stage, cluster, o.racks, template) for o in observed]
-    shares = [[o.classes.count(c) / len(o.classes) if o.classes else 1.0 / len(names) for c in names] or [1.0] for o in observed]
+    shares = [[o.classes.count(c) / len(o.classes) if o.classes else 1.0 / len(names) for c in names] or [_speed_scaled(o, cluster)]
+              for o in observed]
     design = np.array([[float(base), float(waves), *share] for (base, waves), share in zip(terms, shares)])
     actual = np.array([o.actual_s for o in observed])
     constants = list(range(2, design.shape[1]))
@@ -204,21 +206,35 @@ def fit_cluster(observed: Sequence[ObservedRun], cluster: ClusterSpec, template:
     fitted = dict(zip(columns, coef, strict=True))
     if fitted[0] <= 0:
         raise InputError("the fit gives the MRCute terms no weight: the runs' durations do not grow with their sizes", field="runs")
-    per_class = {c: float(fitted[2 + k]) for k, c in enumerate(names)}
-    job_startup = float(np.mean([per_class.get(r.node_class, 0.0) for r in cluster.racks])) if names else float(fitted[2])
+    if names:
+        per_class = {c: float(fitted[2 + k]) for k, c in enumerate(names)}
+        job_startup = float(np.mean([per_class.get(r.node_class, 0.0) for r in cluster.racks]))
+    else:  # s_0 at speedup 1; each rack's class takes s_0 / speedup
+        per_class = {c: float(fitted[2]) / _speedup(cluster, c) for c in seen}
+        job_startup = float(np.mean([float(fitted[2]) / _speedup(cluster, r.node_class) for r in cluster.racks]))
     model = template.model_copy(update={"scale": float(fitted[0]), "task_startup_s": float(fitted.get(1, 0.0)),
                                         "job_startup_s": job_startup, "fitted_runs": len(observed)})
     classes = {c: n.model_copy(update={"job_startup_s": per_class.get(c)}) if c in seen else n for c, n in (cluster.node_classes or {}).items()}
     return cluster.model_copy(update={"model": model, **({"node_classes": classes} if classes else {})})
 
 
+def _speedup(cluster: ClusterSpec, name: str | None) -> float:
+    return cluster.node_classes[name].speedup if name is not None and cluster.node_classes else 1.0
+
+
+def _speed_scaled(o: ObservedRun, cluster: ClusterSpec) -> float:
+    """A run's regressor of s_0 when the classes' job constants are not separable: the AM's launch, set-up
+    and commit are work on the node it starts on, so it takes s_0 / speedup there; the mean over its racks."""
+    return float(np.mean([1.0 / _speedup(cluster, c) for c in o.classes])) if o.classes else 1.0
+
+
 def _separable(observed: Sequence[ObservedRun], classes: list[str]) -> bool:
     """Whether the runs tell the classes' job constants apart: each class has a run confined to its racks
     (Corral's runs inside R_j are). Runs that all spread over the classes in like shares (stock YARN) leave
     the per-class constants collinear, and the least squares would put their sum anywhere (docs/paragon.md,
-    Session 16): then one constant is fitted for the cluster."""
+    Session 16): then one constant is fitted, scaled by each class's speedup (``_speed_scaled``)."""
     if unconfined := [c for c in classes if not any(o.classes and set(o.classes) == {c} for o in observed)]:
-        log.warning("no run was confined to the node classes %s: one job start-up is fitted for all classes", unconfined)
+        log.warning("no run was confined to the node classes %s: one job start-up is fitted, scaled by each class's speedup", unconfined)
     return not unconfined
 
 
