@@ -154,8 +154,10 @@ class RackAwareUploader:
         if self.client.status(target, strict=False) is not None and not overwrite:
             raise InputError(f"{target} already exists in HDFS; pass overwrite to replace it")
         datanodes = self.topology.datanodes_in(racks)
-        if not datanodes:
+        if not datanodes and racks:
             log.warning("no live DataNode in racks %s: uploading %s with HDFS's default placement", racks, target)
+        elif not racks:
+            log.info("no rack set for %s: uploading with HDFS's default placement", target)
         block = block_bytes or self.client.block_size()
         plans = plan_segments(files, datanodes, block)
         temp = target + TEMP_SUFFIX
