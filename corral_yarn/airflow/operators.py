@@ -10,13 +10,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any
+from typing import Any, get_args
 
 from airflow.sdk import BaseOperator
 
+from corral_yarn.contracts import Sharing
 from corral_yarn.errors import InputError
 
 SCENARIOS = ("batch", "online")
+SHARING: tuple[str, ...] = get_args(Sharing)
 APP_ID = re.compile(r"^application_\d+_\d+$")
 RUN_FIELDS = ("name", "racks", "priority")
 
@@ -52,8 +54,11 @@ def _number(convert: type, ok: Any, expected: str) -> Any:
     return check
 
 
-def _choice(value: Any) -> tuple[Any, str | None]:
-    return value, None if value in SCENARIOS else f"{value!r} is not one of {', '.join(SCENARIOS)}"
+def _one_of(choices: tuple[str, ...]) -> Any:
+    """A check of a choice argument."""
+    def check(value: Any) -> tuple[Any, str | None]:
+        return value, None if value in choices else f"{value!r} is not one of {', '.join(choices)}"
+    return check
 
 
 def _duration(value: Any) -> tuple[Any, str | None]:
@@ -95,7 +100,7 @@ def _not_empty(value: Any) -> tuple[Any, str | None]:
 # The planning arguments (the planning DAG's Params, docs/pipeline.md) and their checks.
 _PLAN_CHECKS = {
     "horizon": _duration,
-    "scenario": _choice,
+    "scenario": _one_of(SCENARIOS),
     "slack": _number(float, lambda v: v >= 0, "a number >= 0"),
     "period_start": _time_or_empty,
     "home": _not_empty,
@@ -106,6 +111,7 @@ _PLAN_CHECKS = {
     "task_memory_mb": _number(int, lambda v: v >= 128, "an integer >= 128 (MB)"),
     "node_classes_file": _path_or_empty,
     "interference": _switch_or_number,
+    "sharing": _one_of(SHARING),
 }
 
 
@@ -130,7 +136,8 @@ class CorralPlanOperator(BaseOperator):
     is parsed, or once rendered if templated. The cluster figures REST cannot measure (``nic_gbps``,
     ``disk_mbps``, ``oversubscription``, ``task_memory_mb``) describe the cluster to the planner;
     ``node_classes_file`` (a cluster spec, the format of ``corral plan --cluster``) gives its racks their node
-    classes and ``interference`` (false, true or the threshold F) marks jobs that slowed each other (docs/paragon.md).
+    classes and ``interference`` (false, true or the threshold F) marks jobs that slowed each other (docs/paragon.md);
+    ``sharing`` is ``corral plan --sharing``: ``whole-rack`` (the default) or ``slots`` (docs/planner.md).
     """
 
     template_fields = tuple(_PLAN_CHECKS)
@@ -138,12 +145,12 @@ class CorralPlanOperator(BaseOperator):
     def __init__(self, *, home: str, horizon: str = "1d", scenario: str = "batch", slack: float | str = 0.1, period_start: str = "",
                  plans_dir: str = "/corral/plans", nic_gbps: float | str = 10.0, disk_mbps: float | str = 100.0,
                  oversubscription: float | str = 5.0, task_memory_mb: int | str = 1024, node_classes_file: str = "",
-                 interference: bool | float | str = False, **kwargs: Any) -> None:
+                 interference: bool | float | str = False, sharing: str = "whole-rack", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         args = _check_plan(type(self).__name__, {
             "horizon": horizon, "scenario": scenario, "slack": slack, "period_start": period_start, "home": home, "plans_dir": plans_dir,
             "nic_gbps": nic_gbps, "disk_mbps": disk_mbps, "oversubscription": oversubscription, "task_memory_mb": task_memory_mb,
-            "node_classes_file": node_classes_file, "interference": interference})
+            "node_classes_file": node_classes_file, "interference": interference, "sharing": sharing})
         for field, value in args.items():
             setattr(self, field, value)
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 import math
 import os
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, get_args
 
 from airflow.sdk import Asset, Param
 
+from corral_yarn.contracts import Sharing
 from corral_yarn.errors import InputError
 
 # Updated by the planning DAG's publish task; schedules the run DAG.
@@ -73,7 +74,7 @@ def common_params() -> dict[str, Param]:
 
 def planning_params() -> dict[str, Param]:
     """The planning DAG's Params: the period, the scenario and the slack (thesis §4.3, §3.1), the cluster figures
-    REST cannot measure, and heterogeneous racks and interference (docs/paragon.md)."""
+    REST cannot measure, heterogeneous racks and interference (docs/paragon.md), and slot-aware sharing (docs/planner.md)."""
     return {
         **common_params(),
         "horizon": Param("1d", type="string", pattern=r"^\s*\d+(\.\d+)?\s*[smhdw]?\s*$",
@@ -92,7 +93,11 @@ def planning_params() -> dict[str, Param]:
                                                "node_classes and racks' node_class the live racks of the same name take; empty: identical machines"),
         "interference": Param(False, type=["boolean", "number"], exclusiveMinimum=0,
                               description="mark jobs whose co-location slowed one of them by F or more in history: false (off), "
-                                          "true (F = 0.2, the default of corral estimate --interference) or F > 0"),
+                                          "true (F = 0.2, the default of corral estimate --interference) or F > 0; the marks "
+                                          "keep jobs apart with sharing slots (whole-rack: apart already, a warning says so)"),
+        "sharing": Param("whole-rack", enum=list(get_args(Sharing)),
+                         description="whole-rack: each job holds its racks for its interval (thesis §4.3); slots: jobs whose tasks "
+                                     "fit in part of a rack share it, as corral plan --sharing slots (no lower bound)"),
     }
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, field_validator
 
 from corral_yarn.cluster.tags import period_id
-from corral_yarn.contracts import Scenario
+from corral_yarn.contracts import Scenario, Sharing
 from corral_yarn.io import parse
 from estimator.interference import THRESHOLD
 
@@ -33,6 +33,7 @@ class PipelineSettings(BaseModel):
     task_memory_mb: int = Field(1024, ge=128, description="one task container's memory, for slots per machine")
     node_classes_file: str = Field("", description="cluster spec whose node classes the live racks take (docs/paragon.md); empty: none")
     interference: float | None = Field(None, gt=0.0, description="F: mark jobs whose co-location slowed one by F or more; None: off")
+    sharing: Sharing = Field("whole-rack", description="whole-rack (thesis §4.3) or slots: small jobs share a rack (docs/planner.md)")
 
     @field_validator("interference", mode="before")
     @classmethod

@@ -5,7 +5,8 @@ period's predicted jobs) -> plan (rack set R_j, priority p_j, start T_j per job 
 report (HTML; its path is in the task log) -> publish (versioned on HDFS, earlier plans kept). Its XCom is
 the published plan's HDFS directory; its outlet, the ``corral_published_plan`` Asset, schedules
 ``corral_run``. Every argument comes from the DAG's Params; with ``node_classes_file`` (and ``interference``)
-the racks are planned by node class (docs/paragon.md). Logic: ``corral_yarn.pipeline``; design: docs/pipeline.md.
+the racks are planned by node class (docs/paragon.md); ``sharing`` ``slots`` lets small jobs share a rack, as
+``corral plan --sharing slots`` (docs/planner.md). Logic: ``corral_yarn.pipeline``; design: docs/pipeline.md.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ def corral_plan() -> None:
         task_memory_mb="{{ params.task_memory_mb }}",
         node_classes_file="{{ params.node_classes_file }}",
         interference="{{ params.interference }}",
+        sharing="{{ params.sharing }}",
     )
 
 
