@@ -100,6 +100,7 @@ def test_provider_entry_point_names_importable_modules() -> None:
     (lambda: CorralPlanOperator(task_id="p", home="/h", task_memory_mb=True), "CorralPlanOperator: task_memory_mb True must be an integer"),
     (lambda: CorralPlanOperator(task_id="p", home="/h", interference=0), "CorralPlanOperator: interference 0 must be false, true or a number > 0"),
     (lambda: CorralPlanOperator(task_id="p", home="/h", interference="often"), "CorralPlanOperator: interference 'often' must be false, true"),
+    (lambda: CorralPlanOperator(task_id="p", home="/h", sharing="shared"), "CorralPlanOperator: sharing 'shared' is not one of whole-rack, slots"),
     (lambda: CorralUploadOperator(task_id="u", run={"name": "j"}), "CorralUploadOperator: run lacks racks, priority"),
     (lambda: CorralSubmitOperator(task_id="s", run={"racks": []}), "CorralSubmitOperator: run lacks name, priority"),
     (lambda: YarnApplicationSensor(task_id="w", application_id="job_1_1"), "YarnApplicationSensor: application_id 'job_1_1' is not a YARN id"),
@@ -125,6 +126,8 @@ def test_rendered_plan_arguments_are_checked_and_converted_before_any_work() -> 
     assert _check_plan("P", {"interference": "True", "node_classes_file": "classes.json"}) == {"interference": True, "node_classes_file": "classes.json"}
     assert _check_plan("P", {"interference": "False"})["interference"] is False
     assert _check_plan("P", {"interference": "0.3"})["interference"] == 0.3
+    assert _check_plan("P", {"sharing": "slots"}) == {"sharing": "slots"}
+    assert CorralPlanOperator(task_id="p", home="/h").sharing == "whole-rack"  # the thesis's planner unless asked
     plan.slack = "-1"
     with pytest.raises(InputError, match="CorralPlanOperator: slack '-1' must be a number >= 0"):
         plan.execute({})  # raises before it touches the cluster (no Connection is set here)

@@ -52,11 +52,20 @@ def test_planning_dag_is_one_plan_operator_taking_every_param(dagbag: DagBag) ->
     assert (plan.task_id, type(plan).__name__) == ("plan", "CorralPlanOperator")
     assert [o.name for o in plan.outlets] == ["corral_published_plan"]
     planning = {"horizon", "scenario", "slack", "period_start", "home", "plans_dir", "nic_gbps", "disk_mbps", "oversubscription",
-                "task_memory_mb", "node_classes_file", "interference"}
+                "task_memory_mb", "node_classes_file", "interference", "sharing"}
     assert planning <= set(dag.params.keys())
     assert {field: getattr(plan, field) for field in planning} == {field: f"{{{{ params.{field} }}}}" for field in planning}
     assert dag.params["scenario"] == "batch"
     assert (dag.params["node_classes_file"], dag.params["interference"]) == ("", False)  # identical machines, no interference
+    assert dag.params["sharing"] == "whole-rack"  # the thesis's planner unless asked
+
+
+def test_the_sharing_param_offers_corral_plans_choices() -> None:
+    from corral_yarn.pipeline.dag_params import planning_params
+    from corral_yarn.planner.schedule import SHARING
+
+    sharing = planning_params()["sharing"]
+    assert sharing.schema["enum"] == list(SHARING) and "corral plan --sharing slots" in sharing.description
 
 
 def test_the_interference_params_default_f_is_the_estimators() -> None:
@@ -115,6 +124,7 @@ def test_the_dags_import_with_no_warnings() -> None:
     ("corral_plan", {"interference": 0}, "interference"),
     ("corral_plan", {"interference": "yes"}, "interference"),
     ("corral_plan", {"node_classes_file": 7}, "node_classes_file"),
+    ("corral_plan", {"sharing": "shared"}, "sharing"),
     ("corral_run", {"plan_version": ""}, "plan_version"),
 ])
 def test_params_are_validated_before_a_run(dagbag: DagBag, dag_id: str, conf: dict[str, object], field: str) -> None:
