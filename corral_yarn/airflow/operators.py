@@ -163,8 +163,9 @@ class CorralPlanOperator(BaseOperator):
             tasks.ingest_history(params)
             period_dir = tasks.estimate(params, start)
             planned = tasks.plan(params, period_dir)
-            self.log.info("plan %s: %s %.0f s (lower bound %s s), racks per job %s", planned["plan_id"], planned["objective"],
-                          planned["objective_s"], planned["lower_bound_s"], planned["jobs"])
+            bound = planned["lower_bound_s"]  # none for slots plans (docs/planner.md)
+            self.log.info("plan %s: %s %.0f s (lower bound %s), racks per job %s", planned["plan_id"], planned["objective"],
+                          planned["objective_s"], "none" if bound is None else f"{bound:.0f} s", planned["jobs"])
             self.log.info("plan report: %s", tasks.report(period_dir))
             return tasks.publish(params, period_dir)
 
