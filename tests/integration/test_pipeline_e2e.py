@@ -4,7 +4,8 @@ corral_run again once the input is there (the finished jobs are not submitted ag
 then the period's planned-vs-actual report on the history those runs left. The DAGs run with a 2 s retry delay
 and a 2 s trigger poll (their settings, docs/pipeline.md) instead of 20 s and 10 s: the same retries and polls,
 less idle waiting. corral_plan runs with the Params of heterogeneous racks (docs/paragon.md): a node classes file
-made from ``corral topology --out`` (the first rack a class twice as fast as the others) and interference on.
+made from ``corral topology --out`` (the first rack a class twice as fast as the others) and interference on, whole
+racks (the default sharing), so its task log warns that the interference pairs are apart already.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ def pipeline(minicluster: dict[str, Any], migrated_airflow_db: Path, tmp_path_fa
         first = latest_summary(settings)
         demo_workload.write_period_inputs(catalog, start)
         airflow.test_dag("corral_run", run_conf(settings))
-    return {"settings": settings, "first": first, "second": latest_summary(settings), "cluster": Cluster.from_description(minicluster, progress=False)}
+    return {"settings": settings, "first": first, "second": latest_summary(settings), "cluster": Cluster.from_description(minicluster, progress=False),
+            "plan_log": (paths.logs / "corral_plan.log").read_text(errors="replace")}
 
 
 def write_node_classes(description: dict[str, Any], path: Path, scratch: Path) -> None:
@@ -92,6 +94,14 @@ def test_the_plan_puts_every_job_on_a_node_class_and_learns_with_the_estimators_
     assert details["interference"]["threshold"] == THRESHOLD
     with pipeline["cluster"].hdfs.read(f"{settings.plans_dir}/{version}/cluster.json", encoding="utf-8") as f:
         assert io.parse(ClusterSpec, json.loads(f.read())) == spec
+
+
+def test_interference_with_whole_racks_says_in_the_task_log_that_its_pairs_are_apart_already(pipeline: dict[str, Any]) -> None:
+    """corral_plan ran with interference on and the default sharing, whole-rack (docs/pipeline.md, "Slot-aware sharing")."""
+    version = pipeline["second"]["version"]
+    assert io.load_plan(Path(pipeline["settings"].periods, version.split("-")[0], "plan.json")).options.sharing == "whole-rack"
+    warned = [line for line in pipeline["plan_log"].splitlines() if "interference is on but sharing is whole-rack" in line]
+    assert warned and all("[warning" in line and "sharing 'slots'" in line for line in warned), warned
 
 
 def test_a_job_without_input_fails_alone(pipeline: dict[str, Any]) -> None:
