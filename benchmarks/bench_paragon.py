@@ -22,6 +22,9 @@ k in 0, 0.5, 1, 2 per scenario (with the arrivals the greedy relaxed QoS for); `
 Two bands side by side at that k (`paragon_by_band`, and `paragon_<band>_band` in the QoS tables; the same profiles): one
 sigma per SoI (`homoscedastic`, session 13) and sigma per tercile of the predicted score (`level_aware`, session 14);
 `paragon` plans with simulate.BAND_LEVELS's.
+The two profiled SoIs by simulate.SOI_RULE (default "chosen": once, by validation on the offline rows; ours) and by the
+other rule of simulate.SOI_RULES ("random": two per job, §2.3) side by side on the same workloads, each with its own band
+(`paragon_by_soi_rule`, and `paragon_<rule>_sois` in the QoS tables).
 Every figure is measured once per ground-truth model of `--truths` (groundtruth.TRUTHS; `truths.<name>`, with the
 published facts each model is checked against, `heterogeneity_facts`): the top-level keys are the first model's, `truths.<name>` the others'.
 PNG figures (the first model's) go to --out.
@@ -118,10 +121,14 @@ def table1_setup(args: argparse.Namespace, truth: str) -> dict[str, float]:
     w = world(args, truth, groundtruth.LOCAL_CLUSTER)
     rng = np.random.default_rng(seed + 1)
     trained = simulate.models(w, 20, rng)
-    acc = simulate.classify_workloads(trained, groundtruth.jobs(w, 1000, rng), rng, BATCH).accuracy
+    truth_jobs = groundtruth.jobs(w, 1000, rng)
+    state = rng.bit_generator.state
+    acc = simulate.classify_workloads(trained, truth_jobs, rng, BATCH).accuracy
+    other = simulate.classify_workloads(simulate.with_soi_rule(trained, OTHER_SOI_RULE), truth_jobs, replay(state), BATCH).accuracy
     facts = groundtruth.heterogeneity_facts(w, groundtruth.LOCAL_CLUSTER, FACTS_JOBS, np.random.default_rng(seed + 7), trained.profile_scs)
     return {"facts": {k: round(v, 4) for k, v in facts.items()}, "scs": len(groundtruth.LOCAL_CLUSTER), "offline_jobs": 20, "profile_scs": [groundtruth.LOCAL_CLUSTER[i][0] for i in trained.profile_scs],
-            **{k: round(v, 4) for k, v in acc.items()}}
+            "profile_sois": sois_named(trained), **{k: round(v, 4) for k, v in acc.items()},
+            f"{OTHER_SOI_RULE}_sois": {k: round(other[k], 4) for k in ("interference_err", "caused_top_decile_bias")}}
 
 
 WINDOW = 500  # arrivals per point of the accuracy against the jobs seen
@@ -226,6 +233,31 @@ def fits(trained: simulate.Trained, others: dict[str, simulate.Trained], truth: 
     return out
 
 
+OTHER_SOI_RULE = next(r for r in simulate.SOI_RULES if r != simulate.SOI_RULE)  # reported beside the default
+
+
+def soi_rules(trained: simulate.Trained, other: simulate.Trained, truth: groundtruth.Truth, classified: simulate.Classified,
+              state: dict, scenario: str, seed: int, guard: float, done: dict[float, simulate.Outcome]) -> dict:
+    """Paragon under each rule of the profiled SoIs (simulate.SOI_RULES; `other`: the non-default rule's trained matrices
+    and band) on the same workloads, the profiling draws replayed from the generator `state`: classification, QoS at
+    `guard` and unguarded, each with its own band (`done`: the default rule's outcomes by k)."""
+    keys = ("best_sc", "within_5pct", "interference_err", "caused_top_decile_bias")
+    again = simulate.classify_workloads(other, truth, replay(state), BATCH)
+    out = {}
+    for name, t, c in ((f"{simulate.SOI_RULE} (default)", trained, classified), (OTHER_SOI_RULE, other, again)):
+        runs = done if t is trained else {k: simulate.run(truth, c.jobs, scenario, "paragon", seed=seed, guard=k) for k in {guard, 0.0}}
+        out[name] = {"profile_sois": sois_named(t), "classification": {k: round(c.accuracy[k], 4) for k in keys},
+                     **guard_row(runs[guard], c.jobs), "qos_unguarded": round(runs[0.0].qos_fraction, 4)}
+    return out
+
+
+def sois_named(trained: simulate.Trained) -> list[str] | str:
+    """The SoIs every job is profiled against, or "random" (two per job, §2.3)."""
+    if trained.profile_sois is None:
+        return "random"
+    return [groundtruth.SOURCES_OF_INTERFERENCE[i] for i in trained.profile_sois]
+
+
 def replay(state: dict) -> np.random.Generator:
     """A generator at a saved `state`."""
     rng = np.random.default_rng()
@@ -267,7 +299,8 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
                                                     trained.profile_scs)}
     scenarios = ["low"] if args.quick else list(simulate.SCENARIOS)
     qos, mean_perf, decision, batch_ms, accuracy, low_perf, exact, literal, grown, ties = {}, {}, {}, [], None, {}, {}, {}, {}, {}
-    oblivious_high, monitored, by_fit, by_guard, by_band = {}, {}, {}, {}, {}
+    oblivious_high, monitored, by_fit, by_guard, by_band, by_soi_rule = {}, {}, {}, {}, {}, {}
+    other_sois = simulate.with_soi_rule(trained, OTHER_SOI_RULE)
     others = {f: simulate.models(w, args.offline, np.random.default_rng(args.seed + 1), fit=f)  # the same offline rows
               for f in simulate.FITS[1:]}
     for scenario in scenarios:
@@ -297,6 +330,10 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
         by_band[scenario] = {name: guard_row(o, classified.jobs) for name, o in banded.items()}
         for name, row in by_band[scenario].items():
             qos[scenario][f"paragon_{name}_band"], mean_perf[scenario][f"paragon_{name}_band"] = row["qos"], row["mean_performance"]
+        by_soi_rule[scenario] = soi_rules(trained, other_sois, truth, classified, state, scenario, args.seed, args.guard, guarded)
+        other_row = by_soi_rule[scenario][OTHER_SOI_RULE]
+        qos[scenario][f"paragon_{OTHER_SOI_RULE}_sois"] = other_row["qos"]
+        mean_perf[scenario][f"paragon_{OTHER_SOI_RULE}_sois"] = other_row["mean_performance"]
         if scenario == "low":
             low_perf["paragon_unguarded"] = guarded[0.0].performance
         monitored[scenario] = monitoring(truth, classified.jobs, scenario, args.seed)
@@ -325,7 +362,7 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
         "paragon_low_by_tolerated_rule": {"headroom (default)": {"classified": qos["low"]["paragon"], "exact_rows": exact["paragon"]},
                                          "min": literal},
         "paragon_statistical_low_by_ties": ties, "grown_matrices": grown, "paragon_monitor_by_scenario": monitored,
-        "paragon_by_fit": by_fit, "paragon_by_guard": by_guard, "paragon_by_band": by_band,
+        "paragon_by_fit": by_fit, "paragon_by_guard": by_guard, "paragon_by_band": by_band, "paragon_by_soi_rule": by_soi_rule,
         "paragon_guard": {"k": args.guard, "applies_to": list(simulate.GUARDED), "unguarded_key": "paragon_unguarded",
                           "band": "per SoI, RMS of the held-out offline rows' reconstruction error on the side that breaks QoS "
                                   "(tolerated too high, caused too low; the other side counts 0), on classified entries only",
@@ -335,7 +372,8 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
                                     for levels, name in BANDS.items()}},
         "classification": {k: round(v, 4) for k, v in accuracy.items()},
         "accuracy_vs_offline_jobs": curve, "classification_table1_setup": table1,
-        "profile_scs": [groundtruth.SERVER_CONFIGS[i][0] for i in trained.profile_scs],
+        "profile_scs": [groundtruth.SERVER_CONFIGS[i][0] for i in trained.profile_scs], "profile_sois": sois_named(trained),
+        "soi_rule": simulate.SOI_RULE,
         "sgd": [{"eta": m.eta, "lambda": m.lam, "rank": int(m.confidence.size), "confidence": [round(c, 3) for c in m.confidence]}
                 for m in (trained.sc, trained.tolerated, trained.caused)],
         "decision_ms": {"median": pct(paragon_ms, 50), "p99": pct(paragon_ms, 99),

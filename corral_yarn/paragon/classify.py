@@ -7,14 +7,14 @@ SVD (Q = U, P^T = Sigma V^T), keeps the rank whose singular values carry `energy
 new jobs, each known on a few columns only (two SC or two SoI profiles), with P held fixed (the exact point
 the SGD update converges to), then reconstructs their full rows. `grow` adds classified jobs back as rows (their
 profiled entries; §2.2) and decomposes the grown matrix again (SGD as §2.1, or ALS-WR's weighted lambda). `choose_profile_columns` picks the two
-SCs every new job is profiled on, by validation on the offline rows; `validation_band` the guard band of each interference column (ours, not the paper's):
+SCs, and the two SoIs, every new job is profiled on, by validation on the offline rows; `validation_band` the guard band of each interference column (ours, not the paper's):
 the one-sided error of a k-fold cross-validation's held-out offline rows reconstructed from two entries."""
 
 from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -178,11 +178,12 @@ def split(dense: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.n
     return dense[order[:cut]], dense[order[cut:]]
 
 
-def held_out(model: Model, held: np.ndarray, per_row: int = 2) -> tuple[np.ndarray, np.ndarray]:
+def held_out(model: Model, held: np.ndarray, per_row: int = 2, sets: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The held rows' unprofiled entries as reconstructed (clipped to the scores' [0, 1], as the scheduler sees them) and
-    their signed errors (reconstructed minus truth), each row reconstructed from every set of `per_row` columns (the
-    expectation over §2.3's random profiled SoIs); NaN where the entry was profiled. Each of shape (rows x sets, columns)."""
-    sets = np.array(list(itertools.combinations(range(held.shape[1]), per_row)))
+    their signed errors (reconstructed minus truth), each row reconstructed from every set of columns in `sets` (default:
+    every set of `per_row` columns, the expectation over §2.3's random profiled SoIs; one set: the columns every job is
+    profiled on); NaN where the entry was profiled. Each of shape (rows x sets, columns)."""
+    sets = np.array(list(itertools.combinations(range(held.shape[1]), per_row))) if sets is None else np.asarray(sets)
     cols = np.tile(sets, (held.shape[0], 1))
     truth = np.repeat(held, len(sets), axis=0)
     predicted = np.clip(classify(model, Sparse(cols=cols, values=np.take_along_axis(truth, cols, axis=1))), 0, 1)
@@ -216,17 +217,19 @@ LEVELS = 3  # the level-aware band's levels of the predicted score per column: t
 def band(predicted: np.ndarray, errors: np.ndarray, side: str, levels: int = 1) -> Band:
     """Per column and per quantile level of the predicted score (`levels` equal shares of the column's predictions), the
     root mean square of the errors on `side` (SIDES; the other side's errors count as 0): the guard band sigma (ours,
-    not the paper's). A level no prediction fell in takes the column's sigma over all levels."""
+    not the paper's). A level no prediction fell in takes the column's sigma over all levels; a column with no
+    classified entry (profiled on every row) has sigma 0."""
     if side not in SIDES:
         raise ValueError(f"side: unknown {side!r}, expected one of {', '.join(SIDES)}")
     if levels < 1:
         raise ValueError(f"levels: expected >= 1, got {levels}")
-    edges = np.nanquantile(predicted, np.arange(1, levels) / levels, axis=0).reshape(levels - 1, predicted.shape[1])
+    never = np.all(np.isnan(predicted), axis=0)  # a column always profiled: measured, never classified
+    edges = np.nanquantile(np.where(never, 0.0, predicted), np.arange(1, levels) / levels, axis=0).reshape(levels - 1, predicted.shape[1])
     square = np.where(np.isnan(errors), np.nan, np.maximum(0.0, SIDES[side] * errors) ** 2)
     level = _levels(predicted, edges)
     sums = np.array([np.nansum(np.where(level == b, square, np.nan), axis=0) for b in range(levels)])
     counts = np.array([np.sum((level == b) & ~np.isnan(square), axis=0) for b in range(levels)])
-    pooled = np.sqrt(np.nanmean(square, axis=0))
+    pooled = np.sqrt(sums.sum(axis=0) / np.maximum(counts.sum(axis=0), 1))  # 0 on a column never classified
     return Band(edges=edges, sigma=np.where(counts > 0, np.sqrt(sums / np.maximum(counts, 1)), pooled))
 
 
@@ -241,23 +244,31 @@ def folds(rows: int, count: int, rng: np.random.Generator) -> list[np.ndarray]:
 
 
 def cross_validated(dense: np.ndarray, fit: Callable[[np.ndarray], Model], parts: list[np.ndarray],
-                    per_row: int = 2) -> tuple[np.ndarray, np.ndarray]:
-    """`held_out` predictions and errors of each part's rows under the model `fit` trains on the other rows, pooled
-    (stacked) over the parts."""
-    pairs = [held_out(fit(np.delete(dense, part, axis=0)), dense[part], per_row) for part in parts]
+                    per_row: int = 2, sets: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """`held_out` predictions and errors (from `sets`) of each part's rows under the model `fit` trains on the other
+    rows, pooled (stacked) over the parts."""
+    pairs = [held_out(fit(np.delete(dense, part, axis=0)), dense[part], per_row, sets) for part in parts]
     return np.vstack([p for p, _ in pairs]), np.vstack([e for _, e in pairs])
 
 
-def validation_band(dense: np.ndarray, eta: float, lam: float, rank: int, side: str, standardise: bool = False,
-                    per_row: int = 2, seed: int = 0, count: int = FOLDS, levels: int = 1) -> Band:
-    """`band` (in `levels` of the predicted score) of the held-out predictions and errors of a `count`-fold
-    cross-validation over the offline rows, each fold's model trained with the parameters and epochs `choose_sgd`
-    validated (every offline row held out once; the errors pooled, then RMS)."""
+def fitter(eta: float, lam: float, rank: int = 0, standardise: bool = False, seed: int = 0) -> Callable[[np.ndarray], Model]:
+    """A validation fold's fit: `train` with the parameters `choose_sgd` validated and its 10 epochs."""
     def fit(rows: np.ndarray) -> Model:
         return train(rows, eta=eta, lam=lam, epochs=10, seed=seed, rank=rank, standardise=standardise)
 
+    return fit
+
+
+def validation_band(dense: np.ndarray, eta: float, lam: float, rank: int, side: str, standardise: bool = False,
+                    per_row: int = 2, seed: int = 0, count: int = FOLDS, levels: int = 1,
+                    sets: np.ndarray | None = None) -> Band:
+    """`band` (in `levels` of the predicted score) of the held-out predictions and errors of a `count`-fold
+    cross-validation over the offline rows, each fold's model trained with the parameters and epochs `choose_sgd`
+    validated (every offline row held out once; the errors pooled, then RMS), each held-out row reconstructed from the
+    profiling rule's `sets` of columns (`held_out`; None: every pair, §2.3's random SoIs)."""
     parts = folds(dense.shape[0], count, np.random.default_rng(seed))
-    return band(*cross_validated(dense, fit, parts, per_row), side, levels)
+    fit = fitter(eta, lam, rank, standardise, seed)
+    return band(*cross_validated(dense, fit, parts, per_row, sets), side, levels)
 
 
 def validated_ranks(dense: np.ndarray, energy: float = 0.9, standardise: bool = False) -> tuple[int, ...]:
@@ -268,23 +279,30 @@ def validated_ranks(dense: np.ndarray, energy: float = 0.9, standardise: bool = 
     return tuple(range(1, min(rank_for(s, energy), dense.shape[1] - 1) + 1))
 
 
-def choose_profile_columns(dense: np.ndarray, eta: float, lam: float, per_row: int = 2, folds: int = 5,
-                           seed: int = 0) -> tuple[int, ...]:
-    """The columns every new job is profiled on (§2.2: "any two server configurations"), by validation on the offline
-    rows only: each fold's held-out rows are reconstructed from each set of `per_row` columns; the lowest RMSE wins."""
-    if dense.shape[0] < 2 * folds:
-        raise ValueError(f"choose_profile_columns: {dense.shape[0]} offline rows are too few for {folds} folds")
-    order = np.random.default_rng(seed).permutation(dense.shape[0])
-    sets = list(itertools.combinations(range(dense.shape[1]), per_row))
+def choose_profile_columns(offline: Sequence[np.ndarray], fits: Sequence[Callable[[np.ndarray], Model]], per_row: int = 2,
+                           folds: int = 5, seed: int = 0) -> tuple[int, ...]:
+    """The columns every new job is profiled on, the same in each matrix of `offline` (one profiling run gives a job's
+    entries in all of them: §2.2's two SCs; §2.3's tolerated and caused scores against the same two SoIs), by
+    validation on the offline rows only: in each fold, each matrix's model is trained by its `fits` on the other rows
+    and the held-out rows are reconstructed from each set of `per_row` columns; the lowest sum of squared errors over
+    the matrices wins, each error in its model's scaled units (divided by Model.scales; an unscaled model's as is)."""
+    rows, width = offline[0].shape
+    if any(dense.shape != (rows, width) for dense in offline) or len(fits) != len(offline):
+        raise ValueError("choose_profile_columns: expected one fit per matrix, all matrices of the same shape")
+    if rows < 2 * folds:
+        raise ValueError(f"choose_profile_columns: {rows} offline rows are too few for {folds} folds")
+    order = np.random.default_rng(seed).permutation(rows)
+    sets = list(itertools.combinations(range(width), per_row))
     sq = np.zeros(len(sets))
-    for part in np.array_split(order, folds):
-        model = train(np.delete(dense, part, axis=0), eta=eta, lam=lam, epochs=10, seed=seed)
+    for part, (dense, fit) in itertools.product(np.array_split(order, folds), zip(offline, fits)):
+        model = fit(np.delete(dense, part, axis=0))
         held = dense[part]
         for i, cols in enumerate(sets):
             idx = np.tile(cols, (held.shape[0], 1))
-            sq[i] += np.sum((classify(model, Sparse(cols=idx, values=np.take_along_axis(held, idx, axis=1))) - held) ** 2)
+            err = classify(model, Sparse(cols=idx, values=np.take_along_axis(held, idx, axis=1))) - held
+            sq[i] += np.sum((err / (1.0 if model.scales is None else model.scales)) ** 2)
     best = sets[int(np.argmin(sq))]
-    log.info("profiling columns %s by validation (RMSE %.4f)", best, np.sqrt(sq.min() / dense.size))
+    log.info("profiling columns %s by validation (RMSE %.4f)", best, np.sqrt(sq.min() / (rows * width * len(offline))))
     return best
 
 

@@ -202,18 +202,24 @@ class Profiled:
     caused: Sparse
 
 
-def profile(t: Truth, rng: np.random.Generator, per_row: int = 2, sc_cols: tuple[int, ...] | None = None) -> Profiled:
-    """About a minute of profiling per new job: on the SCs `sc_cols` (`per_row` random SCs when None) and
-    against `per_row` random SoIs (§2.2: "any two server configurations"; §2.3: "two randomly chosen microbenchmarks")."""
-    soi = hide(t.tolerated, per_row, rng)
+def profile(t: Truth, rng: np.random.Generator, per_row: int = 2, sc_cols: tuple[int, ...] | None = None,
+            soi_cols: tuple[int, ...] | None = None) -> Profiled:
+    """About a minute of profiling per new job: on the SCs `sc_cols` (`per_row` random SCs when None) and against the
+    SoIs `soi_cols` (`per_row` random SoIs when None), one microbenchmark run per SoI giving both its tolerated and its
+    caused score (§2.2: "any two server configurations"; §2.3: "two randomly chosen microbenchmarks"). The random SoIs
+    are drawn under either rule, so that the generator's later draws (and the workloads they make) do not depend on it."""
+    drawn = hide(t.tolerated, per_row, rng)
+    soi = drawn if soi_cols is None else at_columns(t.tolerated, soi_cols)
     speed = per_core_log_speed(t)
-    if sc_cols is None:
-        sc = hide(speed, per_row, rng)
-    else:
-        cols = np.tile(np.asarray(sc_cols), (speed.shape[0], 1))
-        sc = Sparse(cols=cols, values=np.take_along_axis(speed, cols, axis=1))
+    sc = hide(speed, per_row, rng) if sc_cols is None else at_columns(speed, sc_cols)
     return Profiled(sc=sc, tolerated=soi,
                     caused=Sparse(cols=soi.cols, values=np.take_along_axis(t.caused, soi.cols, axis=1)))
+
+
+def at_columns(dense: np.ndarray, cols: tuple[int, ...]) -> Sparse:
+    """Every row's entries on the same columns `cols`."""
+    idx = np.tile(np.asarray(cols), (dense.shape[0], 1))
+    return Sparse(cols=idx, values=np.take_along_axis(dense, idx, axis=1))
 
 
 def servers(capacity_exponent: float = CAPACITY_EXPONENT) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

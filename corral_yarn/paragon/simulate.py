@@ -44,12 +44,13 @@ class Classified:
 
 @dataclass(frozen=True)
 class Trained:
-    """The three trained utility matrices and the two SCs every new job is profiled on."""
+    """The three trained utility matrices and the two SCs (and SoIs) every new job is profiled on."""
 
     sc: classify.Model
     tolerated: classify.Model
     caused: classify.Model
     profile_scs: tuple[int, ...]
+    profile_sois: tuple[int, ...] | None  # None: two random SoIs per job (§2.3)
     offline: tuple[np.ndarray, np.ndarray, np.ndarray]  # the dense offline rows of the three matrices
     band: tuple[classify.Band, classify.Band]  # per SoI: sigma of tolerated scores too high, of caused scores too low (BAND_SIDES)
 
@@ -59,15 +60,19 @@ BAND_SIDES = ("over", "under")  # the guard band's side per interference matrix:
 GUARD = 1.0  # the default guard band in sigmas (ours, beyond the paper; declared before any measurement, not tuned)
 GUARDED = ("paragon",)  # the schedulers that plan with the guard band: the baselines are as published, without
 BAND_LEVELS = 1  # the guard band's levels of the predicted score (1: one sigma per SoI, session 13; classify.LEVELS: level-aware)
+SOI_RULES = ("chosen", "random")  # a new job's two profiled SoIs: chosen once by validation on the offline rows (ours), or random per job (§2.3)
+SOI_RULE = "chosen"  # the default (docs/paragon.md "Session 17")
 
 
-def models(w: groundtruth.World, offline: int, rng: np.random.Generator, fit: str = "scaled", levels: int = BAND_LEVELS) -> Trained:
+def models(w: groundtruth.World, offline: int, rng: np.random.Generator, fit: str = "scaled", levels: int = BAND_LEVELS,
+           soi_rule: str = SOI_RULE) -> Trained:
     """Train the three utility matrices on `offline` densely profiled jobs, eta and lambda by validation, and choose
     the profiling SCs by validation on the same offline rows. `fit` "energy": the rank by the energy cut (sessions
     1-11); "validated_rank": the rank chosen with eta and lambda by validation; "scaled" (default): as well the
     interference matrices' columns divided by their offline spread (a new job's two random SoIs range over 10x spreads).
-    The guard band of each interference matrix, in `levels` of the predicted score: a 4-fold cross-validation over the
-    same offline rows with the validated parameters (`bands`)."""
+    The profiled SoIs by `soi_rule` (SOI_RULES; `profiled_sois`). The guard band of each interference matrix, in `levels`
+    of the predicted score: a 4-fold cross-validation over the same offline rows with the validated parameters, each
+    held-out row profiled as the rule profiles new jobs (`bands`)."""
     if fit not in FITS:
         raise ValueError(f"fit: unknown {fit!r}, expected one of {', '.join(FITS)}")
     dense = groundtruth.jobs(w, offline, rng)
@@ -78,33 +83,58 @@ def models(w: groundtruth.World, offline: int, rng: np.random.Generator, fit: st
         ranks = (0,) if fit == "energy" else classify.validated_ranks(matrix, standardise=scaled)
         eta, lam, rank = classify.choose_sgd(matrix, ranks=ranks, standardise=scaled)
         out.append(classify.train(matrix, eta=eta, lam=lam, rank=rank, standardise=scaled))
-    pair = classify.choose_profile_columns(matrices[0], out[0].eta, out[0].lam, folds=min(5, offline // 2))
-    return Trained(*out, profile_scs=pair, offline=matrices, band=bands(out[1:], matrices[1:], levels))
+    pair = classify.choose_profile_columns(matrices[:1], [classify.fitter(out[0].eta, out[0].lam)], folds=min(5, offline // 2))
+    sois = profiled_sois(out[1:], matrices[1:], soi_rule)
+    return Trained(*out, profile_scs=pair, profile_sois=sois, offline=matrices, band=bands(out[1:], matrices[1:], levels, sois))
 
 
-def bands(trained: list[classify.Model], offline: tuple[np.ndarray, ...], levels: int) -> tuple[classify.Band, classify.Band]:
+def profiled_sois(trained: list[classify.Model], offline: tuple[np.ndarray, ...], rule: str) -> tuple[int, ...] | None:
+    """The two SoIs every new job is profiled against under `rule`: "chosen", by validation of the tolerated and caused
+    matrices together on their offline rows (classify.choose_profile_columns; one microbenchmark run gives a job's both
+    scores), or None for "random" (two random SoIs per job, §2.3)."""
+    if rule not in SOI_RULES:
+        raise ValueError(f"soi_rule: unknown {rule!r}, expected one of {', '.join(SOI_RULES)}")
+    if rule == "random":
+        return None
+    fits = [classify.fitter(m.eta, m.lam, m.rank, m.scales is not None) for m in trained]
+    return classify.choose_profile_columns(offline, fits, folds=min(5, offline[0].shape[0] // 2))
+
+
+def bands(trained: list[classify.Model], offline: tuple[np.ndarray, ...], levels: int,
+          sois: tuple[int, ...] | None) -> tuple[classify.Band, classify.Band]:
     """The guard band of the tolerated and caused matrices (BAND_SIDES) in `levels` of the predicted score, from a k-fold
-    cross-validation of their offline rows with each model's validated eta, lambda, rank and scaling."""
-    tol, cause = (classify.validation_band(dense, m.eta, m.lam, m.rank, side, standardise=m.scales is not None, levels=levels)
+    cross-validation of their offline rows with each model's validated eta, lambda, rank and scaling, each held-out row
+    reconstructed from the profiled `sois` (None: from every pair, §2.3's random SoIs)."""
+    sets = None if sois is None else np.array([sois])
+    tol, cause = (classify.validation_band(dense, m.eta, m.lam, m.rank, side, standardise=m.scales is not None, levels=levels,
+                                           sets=sets)
                   for m, dense, side in zip(trained, offline, BAND_SIDES))
     return tol, cause
 
 
 def rebanded(trained: Trained, levels: int) -> Trained:
     """The same trained matrices with their guard band in `levels` of the predicted score."""
-    return dataclasses.replace(trained, band=bands([trained.tolerated, trained.caused], trained.offline[1:], levels))
+    return dataclasses.replace(trained, band=bands([trained.tolerated, trained.caused], trained.offline[1:], levels, trained.profile_sois))
+
+
+def with_soi_rule(trained: Trained, rule: str) -> Trained:
+    """The same trained matrices with the profiled SoIs of `rule` (SOI_RULES) and their guard band (at the band's levels)."""
+    sois = profiled_sois([trained.tolerated, trained.caused], trained.offline[1:], rule)
+    levels = trained.band[0].sigma.shape[0]
+    return dataclasses.replace(trained, profile_sois=sois,
+                               band=bands([trained.tolerated, trained.caused], trained.offline[1:], levels, sois))
 
 
 def classify_workloads(trained: Trained, truth: groundtruth.Truth, rng: np.random.Generator, batch: int,
                        grow_every: int = 0, grown: tuple[str, ...] = MATRICES, grow_solver: str = "sgd") -> Classified:
-    """Classify arrivals in batches of `batch` from their two-SC and two-SoI profiles only. With `grow_every` > 0 the
+    """Classify arrivals in batches of `batch` from their two-SC and two-SoI profiles only (`trained`'s profiling rules). With `grow_every` > 0 the
     profiled rows of the arrivals so far are added to the `grown` matrices, decomposed again every `grow_every`
     arrivals (§2.2) by `grow_solver` (classify.SOLVERS), before the next batch is classified."""
     if set(grown) - set(MATRICES):
         raise ValueError(f"grown: unknown matrices {sorted(set(grown) - set(MATRICES))}, expected some of {', '.join(MATRICES)}")
     if grow_solver not in classify.SOLVERS:
         raise ValueError(f"grow_solver: unknown {grow_solver!r}, expected one of {', '.join(classify.SOLVERS)}")
-    seen = groundtruth.profile(truth, rng, sc_cols=trained.profile_scs)
+    seen = groundtruth.profile(truth, rng, sc_cols=trained.profile_scs, soi_cols=trained.profile_sois)
     profiles = (seen.sc, seen.tolerated, seen.caused)
     models = [trained.sc, trained.tolerated, trained.caused]
     rows: list[list[np.ndarray]] = [[], [], []]

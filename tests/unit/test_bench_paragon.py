@@ -87,3 +87,32 @@ def test_the_band_comparison_reuses_the_headline_run_and_reruns_the_other_band_o
     assert out[b.BANDS[b.simulate.BAND_LEVELS]] is headline and out[b.BANDS[other]] == "other"
     assert banded == [other] and ran == [(["re"], "paragon", 1.0)]
     assert classified == [("rebanded", np.random.default_rng(5).random())]  # the headline's profiling draws, replayed
+
+
+def test_the_soi_rules_reuse_the_headline_runs_and_rerun_the_other_rule_on_the_same_profiling_draws(monkeypatch) -> None:
+    b = bench()
+    ran, classified = [], []
+    jobs = [b.simulate.Job(sc_score=np.zeros(1), tolerated=np.ones(1), caused=np.zeros(1), cores=1)] * 2
+    monkeypatch.setattr(b.simulate, "run", lambda truth, jobs, scenario, scheduler, seed, guard: ran.append(guard) or outcome(guard))
+    monkeypatch.setattr(b.simulate, "classify_workloads",
+                        lambda trained, truth, rng, batch: classified.append((trained, rng.random())) or b.simulate.Classified(jobs, [], accuracy()))
+    trained = b.simulate.Trained(*[None] * 3, profile_scs=(0, 1), profile_sois=(2, 4), offline=(), band=())
+    other = b.dataclasses.replace(trained, profile_sois=None)
+    state = np.random.default_rng(5).bit_generator.state
+    headline = b.simulate.Classified(jobs, [], accuracy())
+    out = b.soi_rules(trained, other, None, headline, state, "low", 0, 1.0, {1.0: outcome(1.0), 0.0: outcome(0.0)})
+    assert sorted(ran) == [0.0, 1.0]  # only the other rule is run again, at the guard and unguarded
+    assert classified == [(other, np.random.default_rng(5).random())]  # the headline's profiling draws, replayed
+    default, random = out[f"{b.simulate.SOI_RULE} (default)"], out[b.OTHER_SOI_RULE]
+    assert default["profile_sois"] == ["l1_instruction", "llc"] and random["profile_sois"] == "random"
+    assert default["qos"] == random["qos"] == 0.5 and default["qos_unguarded"] == 0.0 and default["classification"]["best_sc"] == 0.9
+
+
+def outcome(guard: float):
+    from corral_yarn.paragon.simulate import Outcome
+    meets = np.array([1.0, 0.5]) if guard else np.zeros(2)
+    return Outcome(performance=meets, decision_ms=np.zeros(2), backtracks=np.zeros(2, dtype=int), server_sc=np.zeros(2, dtype=int))
+
+
+def accuracy() -> dict:
+    return {"best_sc": 0.9, "within_5pct": 1.0, "interference_err": 0.03, "caused_top_decile_bias": -0.05}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import numpy as np
 import pytest
@@ -91,9 +92,29 @@ def test_profiling_columns_are_the_informative_pair_of_the_offline_rows() -> Non
     rng = np.random.default_rng(0)
     loading = np.array([0.0, 0.05, 1.0, -1.0, 0.02])  # columns 0, 1, 4 alike; 2 and 3 tell a row's factor apart
     dense = rng.normal(0, 1, (40, 1)) + rng.normal(0, 1, (40, 1)) * loading + rng.normal(0, 0.01, (40, 5))
-    assert c.choose_profile_columns(dense, eta=0.02, lam=0.01) == (2, 3)
+    assert c.choose_profile_columns([dense], [c.fitter(0.02, 0.01)]) == (2, 3)
     with pytest.raises(ValueError, match="too few for 5 folds"):
-        c.choose_profile_columns(dense[:6], eta=0.02, lam=0.01)
+        c.choose_profile_columns([dense[:6]], [c.fitter(0.02, 0.01)])
+    with pytest.raises(ValueError, match="one fit per matrix"):
+        c.choose_profile_columns([dense, dense[:, :4]], [c.fitter(0.02, 0.01)] * 2)
+
+
+def test_the_profiled_sois_are_the_pair_that_reconstructs_both_interference_matrices() -> None:
+    # one run against a SoI gives a job's tolerated and caused score: each matrix's structure sits on one SoI of its own
+    # (tolerated column 2, caused column 4, caused with a 10x smaller spread); only (2, 4) reconstructs both
+    rng = np.random.default_rng(0)
+    level = rng.uniform(0.3, 0.5, (40, 1))
+    tolerated = level + rng.normal(0, 0.2, (40, 1)) * np.eye(5)[2] + rng.normal(0, 0.002, (40, 5))
+    caused = level / 10 + rng.normal(0, 0.02, (40, 1)) * np.eye(5)[4] + rng.normal(0, 0.0002, (40, 5))
+    fits = [c.fitter(0.005, 0.01, rank=1, standardise=True)] * 2
+    assert c.choose_profile_columns([tolerated, caused], fits) == (2, 4)
+    assert c.choose_profile_columns([caused], fits[:1])[1] == 4 and c.choose_profile_columns([tolerated], fits[:1])[1] == 2
+    # the pair's held-out error is the smallest of all pairs', every SoI reconstructed from the held-out rows' own pair
+    model = c.train(tolerated[:30], eta=0.005, lam=0.01, rank=1, standardise=True)
+    _, err = c.held_out(model, tolerated[30:])
+    by_pair = np.nanmean(np.abs(err).reshape(10, 10, 5), axis=(0, 2))  # rows x the 10 pairs of 5 columns
+    pairs = list(itertools.combinations(range(5), 2))
+    assert by_pair[pairs.index((2, 4))] < np.min(np.delete(by_pair, [p for p, cols in enumerate(pairs) if 2 in cols]))
 
 
 def test_training_and_best_sc_match() -> None:
@@ -249,6 +270,16 @@ def test_the_level_aware_band_is_the_one_sided_rms_in_each_tercile_of_the_predic
     uniform = c.band(predicted, err, "under")
     assert uniform.edges.shape == (0, 1)
     np.testing.assert_allclose(uniform.at(np.array([[0.0], [0.9]])), [[np.sqrt(0.05)], [np.sqrt(0.05)]])
+
+
+def test_the_band_of_a_fixed_profiled_pair_is_zero_on_it_and_reconstructed_from_it_elsewhere() -> None:
+    # the hand model above from columns (0, 1) only: column 2 errs +0.2, columns 0 and 1 are measured, never classified
+    model = c.Model(means=np.zeros(3), p=np.array([[1.0, 1.0], [-1.0, 1.0], [1.0, 1.0]]), confidence=np.ones(1), eta=0.0, lam=0.0)
+    predicted, err = c.held_out(model, np.array([[0.5, 0.2, 0.3]]), sets=np.array([[0, 1]]))
+    np.testing.assert_allclose(err, [[np.nan, np.nan, 0.2]], atol=1e-12)
+    np.testing.assert_allclose(c.band(predicted, err, "over").sigma, [[0.0, 0.0, 0.2]], atol=1e-12)
+    levelled = c.band(np.repeat(predicted, 3, axis=0), np.repeat(err, 3, axis=0), "over", levels=3)
+    np.testing.assert_allclose(levelled.sigma, [[0.0, 0.0, 0.2]] * 3, atol=1e-12)
 
 
 def test_a_heavier_predicted_score_gets_a_wider_band_when_the_held_out_errors_grow_with_it() -> None:

@@ -139,7 +139,7 @@ def test_grown_matrices_change_only_the_grown_predictions_and_see_only_profiles(
         np.testing.assert_array_equal(a.sc_score, b.sc_score)  # the SC matrix not grown
     assert all(np.array_equal(a.caused, b.caused) for a, b in zip(static.jobs[:20], grown.jobs[:20]))  # before the first growth
     assert not all(np.array_equal(a.caused, b.caused) for a, b in zip(static.jobs[20:], grown.jobs[20:]))
-    seen = g.profile(t, np.random.default_rng(5), sc_cols=trained.profile_scs)
+    seen = g.profile(t, np.random.default_rng(5), sc_cols=trained.profile_scs, soi_cols=trained.profile_sois)
     hidden = np.ones_like(t.tolerated, dtype=bool)
     np.put_along_axis(hidden, seen.tolerated.cols, False, axis=1)
     changed = dataclasses.replace(t, tolerated=np.where(hidden, 1 - t.tolerated, t.tolerated),
@@ -283,7 +283,7 @@ def test_a_jobs_band_is_its_columns_sigma_except_on_the_sois_it_was_profiled_on(
     trained = sim.models(g.world(0), 30, np.random.default_rng(0))
     assert all(b.sigma.shape == (1, t.caused.shape[1]) and np.all(b.sigma >= 0) and np.any(b.sigma > 0) for b in trained.band)
     rng = np.random.default_rng(3)
-    seen = g.profile(t, np.random.default_rng(3), sc_cols=trained.profile_scs)  # the same draws as classify_workloads'
+    seen = g.profile(t, np.random.default_rng(3), sc_cols=trained.profile_scs, soi_cols=trained.profile_sois)  # the same draws as classify_workloads'
     jobs = sim.classify_workloads(trained, t, rng, 10).jobs
     for j, job in enumerate(jobs):
         cols = seen.caused.cols[j]
@@ -310,7 +310,7 @@ def test_the_level_aware_band_is_looked_up_at_each_jobs_predicted_scores() -> No
     assert all(b.sigma.shape == (c.LEVELS, t.caused.shape[1]) and b.edges.shape == (c.LEVELS - 1, t.caused.shape[1])
                for b in trained.band)
     assert trained.tolerated is uniform.tolerated and sim.rebanded(trained, 1).band[1].sigma == pytest.approx(uniform.band[1].sigma)
-    seen = g.profile(t, np.random.default_rng(3), sc_cols=trained.profile_scs)
+    seen = g.profile(t, np.random.default_rng(3), sc_cols=trained.profile_scs, soi_cols=trained.profile_sois)
     jobs = sim.classify_workloads(trained, t, np.random.default_rng(3), 10).jobs
     for j, job in enumerate(jobs):
         rest = np.setdiff1d(np.arange(t.caused.shape[1]), seen.caused.cols[j])
@@ -361,3 +361,31 @@ def test_each_arrivals_greedy_relaxations_and_server_sc_are_recorded(monkeypatch
     assert o.relaxed == 833
     assert sim.run(t, sim.exact_jobs(t), "low", "random", seed=0).relaxed == 0
     assert sim.Outcome(performance=np.ones(2), decision_ms=np.zeros(2)).relaxed == 0
+
+
+def test_every_job_is_profiled_against_the_chosen_pair_and_its_band_is_measured_from_that_pair() -> None:
+    w = g.world(0)
+    t = truth(40)
+    chosen = sim.models(w, 30, np.random.default_rng(0), soi_rule="chosen")
+    random = sim.with_soi_rule(chosen, "random")
+    pair = list(chosen.profile_sois)
+    rest = np.setdiff1d(np.arange(t.caused.shape[1]), pair)
+    assert len(pair) == 2 and random.profile_sois is None and random.tolerated is chosen.tolerated
+    for b in chosen.band:  # sigma 0 on the pair (never classified), the pair's held-out error elsewhere
+        np.testing.assert_array_equal(b.sigma[0, pair], 0.0)
+        assert np.all(b.sigma[0, rest] > 0)
+    assert all(np.all(b.sigma > 0) for b in random.band)  # every SoI classified for some pair of §2.3's random ones
+    np.testing.assert_allclose(sim.models(w, 30, np.random.default_rng(0), soi_rule="random").band[1].sigma, random.band[1].sigma)
+    np.testing.assert_allclose(sim.with_soi_rule(random, "chosen").band[1].sigma, chosen.band[1].sigma)
+    rng_chosen, rng_random = np.random.default_rng(3), np.random.default_rng(3)
+    jobs = sim.classify_workloads(chosen, t, rng_chosen, 10).jobs
+    sim.classify_workloads(random, t, rng_random, 10)
+    assert rng_chosen.random() == rng_random.random()  # either rule leaves the generator alike: the same later workloads
+    for j, job in enumerate(jobs):
+        np.testing.assert_array_equal(job.band[1][pair], 0.0)
+        np.testing.assert_allclose(job.band[1][rest], chosen.band[1].sigma[0, rest])
+    seen = g.profile(t, np.random.default_rng(3), soi_cols=chosen.profile_sois)
+    assert np.all(seen.caused.cols == pair) and np.all(seen.tolerated.cols == pair)
+    np.testing.assert_array_equal(seen.caused.values, t.caused[:, pair])
+    with pytest.raises(ValueError, match="soi_rule: unknown 'best'"):
+        sim.models(w, 30, np.random.default_rng(0), soi_rule="best")
