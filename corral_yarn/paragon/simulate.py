@@ -90,7 +90,7 @@ def models(w: groundtruth.World, offline: int, rng: np.random.Generator, fit: st
 
 def profiled_sois(trained: list[classify.Model], offline: tuple[np.ndarray, ...], rule: str) -> tuple[int, ...] | None:
     """The two SoIs every new job is profiled against under `rule`: "chosen", by validation of the tolerated and caused
-    matrices together on their offline rows (classify.choose_profile_columns; one microbenchmark run gives a job's both
+    matrices together on their offline rows (classify.choose_profile_columns; one microbenchmark run gives both of a job's
     scores), or None for "random" (two random SoIs per job, §2.3)."""
     if rule not in SOI_RULES:
         raise ValueError(f"soi_rule: unknown {rule!r}, expected one of {', '.join(SOI_RULES)}")
@@ -127,9 +127,10 @@ def with_soi_rule(trained: Trained, rule: str) -> Trained:
 
 def classify_workloads(trained: Trained, truth: groundtruth.Truth, rng: np.random.Generator, batch: int,
                        grow_every: int = 0, grown: tuple[str, ...] = MATRICES, grow_solver: str = "sgd") -> Classified:
-    """Classify arrivals in batches of `batch` from their two-SC and two-SoI profiles only (`trained`'s profiling rules). With `grow_every` > 0 the
-    profiled rows of the arrivals so far are added to the `grown` matrices, decomposed again every `grow_every`
-    arrivals (§2.2) by `grow_solver` (classify.SOLVERS), before the next batch is classified."""
+    """Classify arrivals in batches of `batch` from their two-SC and two-SoI profiles only (on `trained`'s profiling
+    SCs and SoIs). With `grow_every` > 0 the profiled rows of the arrivals so far are added to the `grown` matrices,
+    decomposed again every `grow_every` arrivals (§2.2) by `grow_solver` (classify.SOLVERS), before the next batch is
+    classified."""
     if set(grown) - set(MATRICES):
         raise ValueError(f"grown: unknown matrices {sorted(set(grown) - set(MATRICES))}, expected some of {', '.join(MATRICES)}")
     if grow_solver not in classify.SOLVERS:
