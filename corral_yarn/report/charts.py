@@ -116,48 +116,93 @@ def gantt_png(lanes: Sequence[str], bars: Sequence[Bar], title: str, markers: Se
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
     fig.draw_without_rendering()  # settle the layout before measuring label sizes
     renderer = canvas.get_renderer()
-    for bar, first, last, text_color in placed:
-        _label_bar(ax, renderer, bar, first, last, text_color)
+    for bar, y0, y1, text_color in placed:
+        _label_bar(ax, renderer, bar, y0, y1, text_color)
     return _png(fig)
 
 
-def _draw_bars(ax, bars: Sequence[Bar]) -> list[tuple[Bar, int, int, str]]:
-    """One rectangle per run of consecutive lanes of each bar; returns the runs to label."""
+def _overlaps(a: Bar, b: Bar) -> bool:
+    """Whether two bars hold a lane at the same time; touching ends do not (one job follows the other)."""
+    return a.start < b.finish and b.start < a.finish and not set(a.lanes).isdisjoint(b.lanes)
+
+
+def _root(group: list[int], i: int) -> int:
+    while group[i] != i:
+        group[i] = group[group[i]]
+        i = group[i]
+    return i
+
+
+def _levels(bars: Sequence[Bar]) -> list[tuple[int, int]]:
+    """Each bar's (level, depth). Greedy interval colouring by start time gives a bar the lowest level no earlier bar
+    overlapping it (``_overlaps``) has; its depth is the number of levels in use among the bars linked to it by
+    overlaps, so a bar that overlaps none is (0, 1) and a pair sharing a rack splits its lanes in two wherever else
+    three jobs share one."""
+    order = sorted(range(len(bars)), key=lambda i: (bars[i].start, bars[i].finish))
+    level, group = [0] * len(bars), list(range(len(bars)))
+    for n, i in enumerate(order):
+        clashes = [j for j in order[:n] if _overlaps(bars[i], bars[j])]
+        taken = {level[j] for j in clashes}
+        level[i] = next(k for k in range(len(clashes) + 1) if k not in taken)
+        for j in clashes:
+            group[_root(group, j)] = _root(group, i)
+    depth: dict[int, int] = {}
+    for i, k in enumerate(level):
+        depth[_root(group, i)] = max(depth.get(_root(group, i), 0), k + 1)
+    return [(k, depth[_root(group, i)]) for i, k in enumerate(level)]
+
+
+def _bands(bars: Sequence[Bar], fill: float = 1.0) -> list[list[tuple[float, float]]]:
+    """Each bar's blocks as (y0, y1): one per run of consecutive lanes (``_spans``) for a bar of depth 1, else one per
+    lane in the band of its level, the lane's height split evenly among its depth (``_levels``); ``fill`` is the
+    share of its band a block fills, about the band's middle."""
+    placed = []
+    for bar, (level, depth) in zip(bars, _levels(bars)):
+        half, middle = fill * _HALF_BAR / depth, (2 * level + 1 - depth) * _HALF_BAR / depth
+        blocks = _spans(bar.lanes) if depth == 1 else [(lane, lane) for lane in sorted(bar.lanes)]
+        placed.append([(first + middle - half, last + middle + half) for first, last in blocks])
+    return placed
+
+
+def _box(bar: Bar, y0: float, y1: float) -> list[tuple[float, float]]:
+    return [(bar.start, y0), (bar.finish, y0), (bar.finish, y1), (bar.start, y1)]
+
+
+def _draw_bars(ax, bars: Sequence[Bar]) -> list[tuple[Bar, float, float, str]]:
+    """One rectangle per block of each bar (``_bands``); returns the blocks to label."""
     placed, boxes, colors = [], [], []
-    for bar in bars:
+    for bar, blocks in zip(bars, _bands(bars)):
         color = _PALETTE[bar.color % len(_PALETTE)]
-        for first, last in _spans(bar.lanes):
-            y0, y1 = first - _HALF_BAR, last + _HALF_BAR
-            boxes.append([(bar.start, y0), (bar.finish, y0), (bar.finish, y1), (bar.start, y1)])
+        for y0, y1 in blocks:
+            boxes.append(_box(bar, y0, y1))
             colors.append(color)
-            placed.append((bar, first, last, _text_color(color)))
+            placed.append((bar, y0, y1, _text_color(color)))
     ax.add_collection(PolyCollection(boxes, facecolors=colors, edgecolors="white", linewidths=0.6))
     ax.set_xlim(0, 1.02 * max((b.finish for b in bars), default=1.0))
     return placed
 
 
 def _draw_overlay(ax, bars: Sequence[Bar], label: str) -> None:
-    """Hatched outlines a third of a lane high, in each bar's colour edged black; the x range grows to hold them."""
+    """Hatched outlines half as high as the blocks of ``_bands`` (with the overlay's own levels), in each bar's colour
+    edged black; the x range grows to hold them."""
     boxes, colors = [], []
-    for bar in bars:
-        for first, last in _spans(bar.lanes):
-            y0, y1 = first - _HALF_BAR / 2, last + _HALF_BAR / 2
-            boxes.append([(bar.start, y0), (bar.finish, y0), (bar.finish, y1), (bar.start, y1)])
-            colors.append(_PALETTE[bar.color % len(_PALETTE)])
+    for bar, blocks in zip(bars, _bands(bars, fill=0.5)):
+        boxes.extend(_box(bar, y0, y1) for y0, y1 in blocks)
+        colors.extend([_PALETTE[bar.color % len(_PALETTE)]] * len(blocks))
     ax.add_collection(PolyCollection(boxes, facecolors=colors, edgecolors="black", linewidths=1.0, hatch="///", alpha=0.9, label=label))
     ax.set_xlim(0, 1.02 * max(ax.get_xlim()[1] / 1.02, max((b.finish for b in bars), default=1.0)))
 
 
-def _label_bar(ax, renderer, bar: Bar, first: int, last: int, text_color: str) -> None:
-    """Put the first candidate label that fits the bar (horizontal, then rotated); else none."""
-    (x0, y0), (x1, y1) = ax.transData.transform([(bar.start, first - _HALF_BAR), (bar.finish, last + _HALF_BAR)])
-    room = (abs(x1 - x0) - 6.0, abs(y1 - y0) - 1.0)
+def _label_bar(ax, renderer, bar: Bar, y0: float, y1: float, text_color: str) -> None:
+    """Put the first candidate label that fits the block from y0 to y1 (horizontal, then rotated); else none."""
+    (px0, py0), (px1, py1) = ax.transData.transform([(bar.start, y0), (bar.finish, y1)])
+    room = (abs(px1 - px0) - 6.0, abs(py1 - py0) - 1.0)
     for rotation in (0, 90):
         for label in bar.labels:
             w, h, _ = renderer.get_text_width_height_descent(label, _LABEL_FONT, ismath=False)
             w, h = (w, h) if rotation == 0 else (h, w)
             if w <= room[0] and h <= room[1]:
-                ax.text((bar.start + bar.finish) / 2, (first + last) / 2, label, ha="center", va="center", fontproperties=_LABEL_FONT,
+                ax.text((bar.start + bar.finish) / 2, (y0 + y1) / 2, label, ha="center", va="center", fontproperties=_LABEL_FONT,
                         color=text_color, rotation=rotation, clip_on=True, in_layout=False)
                 return
 
