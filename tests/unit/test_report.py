@@ -115,8 +115,60 @@ def test_labels_go_where_they_fit() -> None:
     ax.set_ylim(1.5, -0.5)
     fig.draw_without_rendering()
     for bar, lane in zip(bars, (0, 1)):
-        charts._label_bar(ax, canvas.get_renderer(), bar, lane, lane, "black")
+        charts._label_bar(ax, canvas.get_renderer(), bar, lane - charts._HALF_BAR, lane + charts._HALF_BAR, "black")
     assert [t.get_text() for t in ax.texts] == ["a-long-enough-bar"]  # the 1-second bar gets no label
+
+
+H = charts._HALF_BAR
+
+
+def _bar(lanes: tuple[int, ...], start: float, finish: float) -> charts.Bar:
+    return charts.Bar(lanes, start, finish, ("job",), 0)
+
+
+def _disjoint(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return min(a[1], b[1]) - max(a[0], b[0]) < 1e-9  # touching bands, up to rounding
+
+
+def test_bars_apart_in_time_keep_their_whole_lanes() -> None:
+    bars = [_bar((0, 1, 2, 5), 0.0, 10.0), _bar((0,), 10.0, 20.0), _bar((1,), 10.0, 15.0), _bar((1,), 15.0, 30.0)]  # ends touch
+    assert charts._bands(bars) == [[(-H, 2 + H), (5 - H, 5 + H)], [(-H, H)], [(1 - H, 1 + H)], [(1 - H, 1 + H)]]
+
+
+def test_a_whole_rack_plan_draws_one_block_per_run_of_racks(batch: tuple) -> None:
+    plan, cluster, _ = batch
+    bars = _bars(plan, cluster.rack_names)
+    assert charts._bands(bars) == [[(first - H, last + H) for first, last in charts._spans(bar.lanes)] for bar in bars]
+
+
+def test_bars_at_once_on_a_lane_get_disjoint_bands_inside_it() -> None:
+    (a,), (b,) = charts._bands([_bar((0,), 0.0, 10.0), _bar((0,), 5.0, 20.0)])
+    assert _disjoint(a, b) and a[0] == pytest.approx(-H) and b[1] == pytest.approx(H)  # together they fill the lane
+    assert a[1] - a[0] == pytest.approx(H)
+
+
+def test_a_bar_on_three_lanes_keeps_one_level_across_them() -> None:
+    one_rack = [_bar((lane,), 0.0, 10.0 + lane) for lane in range(3)]
+    wide, *rest = charts._bands([_bar((0, 1, 2), 2.0, 8.0), *one_rack])
+    assert len(wide) == 3  # one block per lane: a block over three lanes would cover the others' bands
+    assert len({round(y0 - lane, 9) for lane, (y0, _) in enumerate(wide)}) == 1  # the same band in every lane
+    assert all(_disjoint(w, r) for w, (r,) in zip(wide, rest))
+
+
+def test_each_group_of_bars_at_once_splits_its_lanes_by_its_own_levels() -> None:
+    pair = [_bar((0,), 0.0, 10.0), _bar((0,), 0.0, 10.0)]
+    triple = [_bar((1,), 0.0, 10.0), _bar((1,), 0.0, 10.0), _bar((1,), 5.0, 10.0)]
+    heights = [y1 - y0 for (y0, y1), in charts._bands([*pair, *triple])]
+    assert heights == pytest.approx([H, H, 2 * H / 3, 2 * H / 3, 2 * H / 3])
+
+
+def test_the_overlay_gives_runs_at_once_on_a_rack_their_own_bands() -> None:
+    fig, _ = charts._new_figure(3.0)
+    ax = fig.add_subplot()
+    charts._draw_overlay(ax, [_bar((0,), 0.0, 10.0), _bar((0,), 5.0, 20.0), _bar((1,), 0.0, 20.0)], "actual")
+    spans = [(path.vertices[:, 1].min(), path.vertices[:, 1].max()) for path in ax.collections[0].get_paths()]
+    assert _disjoint(spans[0], spans[1])
+    assert spans[2] == pytest.approx((1 - H / 2, 1 + H / 2))  # a run alone keeps the middle half of its lane
 
 
 @pytest.mark.parametrize(("n", "text"), [(0, "0 B"), (999, "999 B"), (1234, "1.23 kB"), (320e9, "320 GB"), (999.7e9, "1000 GB"), (1.86e12, "1.86 TB")])
