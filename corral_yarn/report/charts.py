@@ -97,7 +97,8 @@ def _thin_lane_ticks(ax, lanes: Sequence[str]) -> None:
 def gantt_png(lanes: Sequence[str], bars: Sequence[Bar], title: str, markers: Sequence[Marker] = (),
               xlabel: str = "time (s)", lane_label: str = "rack", overlay: Sequence[Bar] = (), overlay_label: str = "actual") -> bytes:
     """A lanes x time Gantt chart (lane 0 on top), each bar labelled when a label fits inside it; ``overlay``
-    bars (e.g. what actually ran) are drawn over them as hatched outlines in the middle of their lanes."""
+    bars (e.g. what actually ran) are drawn over them as hatched outlines in the middle of their lanes. Bars on a lane
+    at the same time share it in bands (``_bands``), the overlay's with levels of their own."""
     fig, canvas = _new_figure(min(18.0, max(3.2, 1.3 + 0.34 * len(lanes))))
     ax = fig.add_subplot()
     placed = _draw_bars(ax, bars)
@@ -127,6 +128,7 @@ def _overlaps(a: Bar, b: Bar) -> bool:
 
 
 def _root(group: list[int], i: int) -> int:
+    """The representative of bar i's group of overlapping bars (union-find, halving the path as it goes)."""
     while group[i] != i:
         group[i] = group[group[i]]
         i = group[i]
@@ -136,8 +138,8 @@ def _root(group: list[int], i: int) -> int:
 def _levels(bars: Sequence[Bar]) -> list[tuple[int, int]]:
     """Each bar's (level, depth). Greedy interval colouring by start time gives a bar the lowest level no earlier bar
     overlapping it (``_overlaps``) has; its depth is the number of levels in use among the bars linked to it by
-    overlaps, so a bar that overlaps none is (0, 1) and a pair sharing a rack splits its lanes in two wherever else
-    three jobs share one."""
+    overlaps, so a bar that overlaps none is (0, 1) and keeps its whole lanes, and a pair sharing a rack splits
+    its lanes in two even where three other jobs share one elsewhere."""
     order = sorted(range(len(bars)), key=lambda i: (bars[i].start, bars[i].finish))
     level, group = [0] * len(bars), list(range(len(bars)))
     for n, i in enumerate(order):
@@ -146,10 +148,15 @@ def _levels(bars: Sequence[Bar]) -> list[tuple[int, int]]:
         level[i] = next(k for k in range(len(clashes) + 1) if k not in taken)
         for j in clashes:
             group[_root(group, j)] = _root(group, i)
+    return list(zip(level, _depths(level, group)))
+
+
+def _depths(level: list[int], group: list[int]) -> list[int]:
+    """Each bar's depth: the number of levels in use in its group (``_root``)."""
     depth: dict[int, int] = {}
     for i, k in enumerate(level):
         depth[_root(group, i)] = max(depth.get(_root(group, i), 0), k + 1)
-    return [(k, depth[_root(group, i)]) for i, k in enumerate(level)]
+    return [depth[_root(group, i)] for i in range(len(level))]
 
 
 def _bands(bars: Sequence[Bar], fill: float = 1.0) -> list[list[tuple[float, float]]]:

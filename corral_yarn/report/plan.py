@@ -96,7 +96,8 @@ def _schedule_title(plan: Plan) -> str:
 
 def _schedule_caption(plan: Plan, actual: Comparison | None = None) -> str:
     caption = ("Each bar is one job on its racks R_j, from its planned start T_j to T_j + L'_j(r_j) (MRCute latency plus the "
-               "data-balance penalty alpha D_j / r_j). Labels are job names, or #order in the priority order when the name does not fit.")
+               "data-balance penalty alpha D_j / r_j). Labels are job names, or #order in the priority order when the name does not fit. "
+               "Jobs on a rack at the same time (slot-aware sharing) split its row into bands, one per job, a job keeping its band on each of its racks.")
     if plan.scenario == "online" and plan.lower_bound_s is not None:
         caption += (" The online bound is on the mean completion time from arrival, so the dotted line is the mean arrival plus the bound: "
                     "no schedule's mean finish comes before it.")
