@@ -103,7 +103,7 @@ def plan_period(cluster: Cluster, settings: PipelineSettings, directory: Path) -
 
 def _warn_interference_unused(workload: Workload) -> None:
     """Interference pairs steer only slot-sharing plans: whole racks never put two jobs on one rack at a time (docs/paragon.md)."""
-    log.warning("interference is on but sharing is whole-rack: no two jobs share a rack at a time, so the jobs that slowed each "
+    log.warning("interference is on but sharing is whole-rack: no two jobs are planned on a rack at a time, so the jobs that slowed each "
                 "other in history (%d pair(s) in this period, details.json) are apart already and the pairs do not change the plan; "
                 "they steer it only with sharing 'slots'", len(apart_pairs(workload.jobs)))
 
