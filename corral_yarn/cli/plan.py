@@ -19,7 +19,7 @@ from corral_yarn.nomora.latency import load as load_latency
 from corral_yarn.pipeline.outcome import period_comparison
 from corral_yarn.pipeline.planning import PERIOD
 from corral_yarn.pipeline.settings import Period
-from corral_yarn.planner.build import IMPLEMENTATIONS, build_plan, rack_latency_us
+from corral_yarn.planner.build import IMPLEMENTATIONS, apart_pairs, build_plan, rack_latency_us, warn_interference_unused
 from corral_yarn.planner.schedule import DEFAULT_ORDER, ORDERS, SCENARIOS, SHARING
 from corral_yarn.report import write_plan_report
 from corral_yarn.report.actual import Comparison
@@ -112,6 +112,8 @@ def _register_demo(subparsers: argparse._SubParsersAction) -> None:
 def _run_plan(args: argparse.Namespace) -> int:
     workload, cluster = io.load_workload(args.jobs), io.load_cluster(args.cluster)
     rack_latency = _load_rack_latency(args.latency, cluster) if args.latency else None
+    if args.sharing == "whole-rack" and apart_pairs(workload.jobs):  # jobs.json marked by corral estimate --interference
+        warn_interference_unused(workload.jobs)
     with tqdm(total=2 if args.no_bound else 3, desc="corral plan", unit="phase", disable=None, file=sys.stderr) as bar:
         def step(name: str) -> None:  # the bar counts the phases started, the description names the running one
             bar.set_description(f"corral plan: {name}")

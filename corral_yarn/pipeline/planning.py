@@ -22,7 +22,7 @@ from corral_yarn.model.classes import with_node_classes
 from corral_yarn.pipeline.catalog import Catalog
 from corral_yarn.pipeline.history import history_source
 from corral_yarn.pipeline.settings import Period, PipelineSettings
-from corral_yarn.planner.build import apart_pairs, build_plan
+from corral_yarn.planner.build import build_plan, warn_interference_unused
 from corral_yarn.report.plan import write_plan_report
 from estimator.estimate import EstimateOptions, estimate, with_classes_and_interference
 from estimator.records import IngestReport
@@ -92,20 +92,13 @@ def plan_period(cluster: Cluster, settings: PipelineSettings, directory: Path) -
     spec = planning_cluster(cluster, settings)
     workload = io.load_workload(directory / JOBS)
     if settings.interference is not None and settings.sharing == "whole-rack":
-        _warn_interference_unused(workload)
+        warn_interference_unused(workload.jobs)
     plan = build_plan(workload, spec, period.scenario, sharing=settings.sharing)
     io.save(spec, directory / CLUSTER)
     io.save(plan, directory / PLAN)
     log.info("plan %s (%s sharing): %s %.0f s (lower bound %s) for %d jobs", plan.plan_id, plan.options.sharing, plan.objective,
              plan.objective_s, f"{plan.lower_bound_s:.0f} s" if plan.lower_bound_s else "none", len(plan.jobs))
     return plan
-
-
-def _warn_interference_unused(workload: Workload) -> None:
-    """Interference pairs steer only slot-sharing plans: whole racks never put two jobs on one rack at a time (docs/paragon.md)."""
-    log.warning("interference is on but sharing is whole-rack: no two jobs are planned on a rack at a time, so the jobs that slowed each "
-                "other in history (%d pair(s) in this period, details.json) are apart already and the pairs do not change the plan; "
-                "they steer it only with sharing 'slots'", len(apart_pairs(workload.jobs)))
 
 
 def render_report(directory: Path) -> Path:

@@ -227,6 +227,14 @@ def apart_pairs(jobs: list[JobSpec]) -> frozenset[tuple[int, int]]:
     return frozenset((min(j, k), max(j, k)) for j, job in enumerate(jobs) for other in job.interferes_with or () for k in by_id.get(other, ()) if k != j)
 
 
+def warn_interference_unused(jobs: list[JobSpec]) -> None:
+    """Say that the interference pairs (``apart_pairs``) do not change a whole-rack plan: they steer only slot-sharing
+    plans, and whole racks never put two jobs on one rack at a time (docs/paragon.md). The front ends decide when."""
+    log.warning("interference is on but sharing is whole-rack: no two jobs are planned on a rack at a time, so the jobs that slowed each "
+                "other in history (%d pair(s) among the planned jobs' interferes_with) are apart already and the pairs do not change the "
+                "plan; they steer it only with sharing 'slots'", len(apart_pairs(jobs)))
+
+
 def perf_function(job: JobSpec, index: int) -> Perf | None:
     """The job's performance-latency function: a published one by name, or fitted to its points (NoMora)."""
     profile = job.latency_profile

@@ -198,3 +198,23 @@ def test_plan_rejects_an_unknown_sharing_mode(inputs: Path, capsys: pytest.Captu
     assert main([*plan_args(inputs, "batch"), "--sharing", "half"]) == 2
     assert "corral: error: argument --sharing: invalid choice: 'half'" in capsys.readouterr().err
     assert not (inputs / "plan-batch.json").exists()
+
+
+UNUSED = "interference is on but sharing is whole-rack"
+
+
+def test_plan_warns_on_stderr_that_whole_racks_leave_interference_pairs_unused(inputs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Jobs marked by 'corral estimate --interference' (interferes_with): whole racks say so on stderr, as corral_plan's
+    task log does (docs/cli.md); slots, which the pairs steer, and unmarked jobs do not."""
+    workload = io.load_workload(inputs / "jobs.json")
+    first, second = workload.jobs[0].name, workload.jobs[1].name
+    marks = {first: [second], second: [first]}
+    io.save(workload.model_copy(update={"jobs": [j.model_copy(update={"interferes_with": marks.get(j.name)}) for j in workload.jobs]}),
+            inputs / "marked.json")
+    marked = ["plan", "--jobs", str(inputs / "marked.json"), "--cluster", str(inputs / "cluster.json"), "--scenario", "batch",
+              "--out", str(inputs / "plan.json"), "--no-bound"]
+    for args, warns in ((marked, True), ([*marked, "--sharing", "slots"], False), (plan_args(inputs, "batch", "--no-bound"), False)):
+        assert main(args) == 0
+        err = capsys.readouterr().err
+        assert (f"WARNING corral_yarn.planner.build: {UNUSED}" in err) == warns, (args, err)
+        assert ("(1 pair(s) among the planned jobs' interferes_with)" in err) == warns
