@@ -13,7 +13,7 @@ from typing import Any
 from tqdm import tqdm
 
 from corral_yarn.cli.cluster import add_cluster_options, cluster_from_args
-from corral_yarn.cli.plan import plan_summary
+from corral_yarn.cli.plan import add_sharing_option, plan_summary
 from corral_yarn.cluster.tags import period_id
 from corral_yarn.errors import InputError
 from corral_yarn.io import load_cluster, load_plan, parse_time
@@ -44,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                           "locality figures, and stop the cluster.")
     p.add_argument("--home", type=Path, default=DEMO_HOME, metavar="DIR", help=f"state directory (default {DEMO_HOME})")
     p.add_argument("--scenario", choices=["batch", "online"], default="batch", help="planning scenario (default batch)")
+    add_sharing_option(p)
     p.add_argument("--cluster-json", type=Path, metavar="FILE",
                    help="use the running cluster this description names instead of starting one (left running)")
     p.add_argument("--compare", action="store_true",
@@ -111,7 +112,7 @@ def _run_demo(args: argparse.Namespace) -> int:
             bar.set_postfix_str(what)
             bar.update()
 
-        result = run_demo(args.home, args.cluster_json, args.scenario, step)
+        result = run_demo(args.home, args.cluster_json, args.scenario, step, args.sharing)
     print(demo_summary(result.summary, result.settings.home, result.paths, max(result.step_ends.values())))
     return 0
 

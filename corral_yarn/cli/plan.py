@@ -58,14 +58,19 @@ def _register_plan(subparsers: argparse._SubParsersAction) -> None:
                    help=f"prioritization order: thesis (earliest arrival, widest, longest first; thesis §4.3.4) or shortest-work "
                         f"(earliest arrival, then least rack-time r_j x L_j(r_j) first); default {DEFAULT_ORDER['batch']} for batch, "
                         f"{DEFAULT_ORDER['online']} for online")
-    p.add_argument("--sharing", choices=SHARING, default="whole-rack",
-                   help="whole-rack (default): each job holds its racks for its interval (thesis §4.3); slots: jobs whose tasks fit "
-                        "in part of a rack share it (docs/planner.md, 'Slot-aware sharing'; no LP bound)")
+    add_sharing_option(p)
     p.add_argument("--latency", type=Path, metavar="RACKS.csv|json",
                    help="rack-pair network latencies in microseconds (NoMora): jobs with a latency_profile prefer rack sets of low "
                         "latency (docs/planner.md, 'Network latency'); without it latency profiles are ignored")
     p.add_argument("--no-bound", action="store_true", help="skip the LP lower bound (the plan then has no gap)")
     p.set_defaults(func=_run_plan)
+
+
+def add_sharing_option(p: argparse.ArgumentParser) -> None:
+    """``--sharing``, whole racks or slot-aware sharing, as ``corral plan`` and ``corral demo`` take it."""
+    p.add_argument("--sharing", choices=SHARING, default="whole-rack",
+                   help="whole-rack (default): each job holds its racks for its interval (thesis §4.3); slots: jobs whose tasks fit "
+                        "in part of a rack share it (docs/planner.md, 'Slot-aware sharing'; no LP bound)")
 
 
 def _register_report(subparsers: argparse._SubParsersAction) -> None:

@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Collection
 
+from corral_yarn.contracts import Sharing
 from corral_yarn.errors import CorralError
 from corral_yarn.minicluster.launcher import StartOptions, load_description, start_cluster, stop_cluster
 from corral_yarn.pipeline import demo_workload
@@ -110,8 +111,8 @@ class LocalAirflow:
         self.run(dag_id, ["dags", "test", dag_id, *([logical_date.isoformat()] if logical_date else []), "--conf", json.dumps(conf)])
 
 
-def plan_conf(settings: PipelineSettings, start: datetime, scenario: str) -> dict[str, Any]:
-    return {**_where(settings), "period_start": start.isoformat(), "scenario": scenario, "horizon": "1d", "slack": 0.1}
+def plan_conf(settings: PipelineSettings, start: datetime, scenario: str, sharing: Sharing = "whole-rack") -> dict[str, Any]:
+    return {**_where(settings), "period_start": start.isoformat(), "scenario": scenario, "sharing": sharing, "horizon": "1d", "slack": 0.1}
 
 
 def run_conf(settings: PipelineSettings) -> dict[str, Any]:
@@ -123,11 +124,11 @@ def _where(settings: PipelineSettings) -> dict[str, Any]:
 
 
 def run_pipeline(airflow: LocalAirflow, settings: PipelineSettings, start: datetime, scenario: str = "batch",
-                 step: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
-    """Migrate Airflow's database, run corral_plan then corral_run; returns the run summary."""
+                 step: Callable[[str], None] = lambda _: None, sharing: Sharing = "whole-rack") -> dict[str, Any]:
+    """Migrate Airflow's database, run corral_plan (``sharing``: its Param) then corral_run; returns the run summary."""
     airflow.migrate()
     step("airflow database")
-    airflow.test_dag("corral_plan", plan_conf(settings, start, scenario))
+    airflow.test_dag("corral_plan", plan_conf(settings, start, scenario, sharing))
     step("corral_plan")
     airflow.test_dag("corral_run", run_conf(settings))
     step("corral_run")
@@ -158,9 +159,9 @@ class DemoResult:
 
 
 def run_demo(home: Path, cluster_json: Path | None = None, scenario: str = "batch",
-             step: Callable[[str], None] = lambda _: None) -> DemoResult:
+             step: Callable[[str], None] = lambda _: None, sharing: Sharing = "whole-rack") -> DemoResult:
     """Start the embedded cluster under ``home`` (or use the running one ``cluster_json`` names), run the
-    pipeline on the bundled workload for today, and stop the cluster it started (also on failure)."""
+    pipeline on the bundled workload for today (planned with ``sharing``), and stop the cluster it started (also on failure)."""
     began, ends = time.monotonic(), {}
 
     def done(what: str) -> None:
@@ -175,7 +176,7 @@ def run_demo(home: Path, cluster_json: Path | None = None, scenario: str = "batc
         start = today()
         settings = prepare(paths, description, start)
         done("workload prepared")
-        summary = run_pipeline(LocalAirflow(paths, description), settings, start, scenario, done)
+        summary = run_pipeline(LocalAirflow(paths, description), settings, start, scenario, done, sharing)
     finally:
         if cluster_json is None:
             stop_cluster(out.resolve())
