@@ -18,6 +18,8 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 from matplotlib.ticker import FuncFormatter, MaxNLocator
+from scipy.sparse import coo_array
+from scipy.sparse.csgraph import connected_components
 
 DPI = 110
 WIDTH_IN = 12.0
@@ -127,36 +129,23 @@ def _overlaps(a: Bar, b: Bar) -> bool:
     return a.start < b.finish and b.start < a.finish and not set(a.lanes).isdisjoint(b.lanes)
 
 
-def _root(group: list[int], i: int) -> int:
-    """The representative of bar i's group of overlapping bars (union-find, halving the path as it goes)."""
-    while group[i] != i:
-        group[i] = group[group[i]]
-        i = group[i]
-    return i
-
-
 def _levels(bars: Sequence[Bar]) -> list[tuple[int, int]]:
     """Each bar's (level, depth). Greedy interval colouring by start time gives a bar the lowest level no earlier bar
     overlapping it (``_overlaps``) has; its depth is the number of levels in use among the bars linked to it by
-    overlaps, so a bar that overlaps none is (0, 1) and keeps its whole lanes, and a pair sharing a rack splits
-    its lanes in two even where three other jobs share one elsewhere."""
+    overlaps (its connected component), so a bar that overlaps none is (0, 1) and keeps its whole lanes, and a pair
+    sharing a rack splits its lanes in two even where three other jobs share one elsewhere."""
     order = sorted(range(len(bars)), key=lambda i: (bars[i].start, bars[i].finish))
-    level, group = [0] * len(bars), list(range(len(bars)))
+    level, rows, cols = np.zeros(len(bars), dtype=np.int64), [], []
     for n, i in enumerate(order):
         clashes = [j for j in order[:n] if _overlaps(bars[i], bars[j])]
         taken = {level[j] for j in clashes}
         level[i] = next(k for k in range(len(clashes) + 1) if k not in taken)
-        for j in clashes:
-            group[_root(group, j)] = _root(group, i)
-    return list(zip(level, _depths(level, group)))
-
-
-def _depths(level: list[int], group: list[int]) -> list[int]:
-    """Each bar's depth: the number of levels in use in its group (``_root``)."""
-    depth: dict[int, int] = {}
-    for i, k in enumerate(level):
-        depth[_root(group, i)] = max(depth.get(_root(group, i), 0), k + 1)
-    return [depth[_root(group, i)] for i in range(len(level))]
+        rows += [i] * len(clashes)
+        cols += clashes
+    _, group = connected_components(coo_array((np.ones(len(rows)), (rows, cols)), shape=(len(bars), len(bars))), directed=False)
+    depth = np.zeros(len(bars), dtype=np.int64)
+    np.maximum.at(depth, group, level + 1)
+    return list(zip(level.tolist(), depth[group].tolist()))
 
 
 def _bands(bars: Sequence[Bar], fill: float = 1.0) -> list[list[tuple[float, float]]]:
