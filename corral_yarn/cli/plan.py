@@ -67,7 +67,7 @@ def _register_plan(subparsers: argparse._SubParsersAction) -> None:
 
 
 def add_sharing_option(p: argparse.ArgumentParser) -> None:
-    """``--sharing``, whole racks or slot-aware sharing, as ``corral plan`` and ``corral demo`` take it."""
+    """``--sharing``, whole racks or slot-aware sharing, as ``corral plan``, ``corral plan-demo`` and ``corral demo`` take it."""
     p.add_argument("--sharing", choices=SHARING, default="whole-rack",
                    help="whole-rack (default): each job holds its racks for its interval (thesis §4.3); slots: jobs whose tasks fit "
                         "in part of a rack share it (docs/planner.md, 'Slot-aware sharing'; no LP bound)")
@@ -111,6 +111,7 @@ def _register_demo(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("plan-demo", help="offline only, no Hadoop: example inputs -> batch and online plans -> their reports, in seconds",
                               description="Write the example inputs, plan them in the batch and online scenarios, and render both reports (no cluster needed).")
     p.add_argument("--out", type=Path, default=DEMO_OUT, metavar="DIR", help=f"output directory (default {DEMO_OUT})")
+    add_sharing_option(p)
     p.set_defaults(func=_run_demo)
 
 
@@ -212,7 +213,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     with tqdm(total=2 * len(SCENARIOS), desc="corral plan-demo", unit="step", disable=None) as bar:
         for scenario in SCENARIOS:
             log.info("demo: planning and reporting the %s scenario", scenario)
-            plan = build_plan(workload, cluster, scenario)
+            plan = build_plan(workload, cluster, scenario, sharing=args.sharing)
             plan_path = out / f"plan-{scenario}.json"
             io.save(plan, plan_path)
             bar.update()

@@ -125,6 +125,13 @@ def test_demo_writes_plans_and_reports(tmp_path: Path, capsys: pytest.CaptureFix
     assert str(tmp_path / "report-batch" / INDEX) in capsys.readouterr().out
 
 
+def test_demo_plans_with_the_sharing_mode_it_is_given(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan-demo", "--out", str(tmp_path / "bad"), "--sharing", "half"]) == 2
+    assert "argument --sharing: invalid choice: 'half'" in capsys.readouterr().err and not (tmp_path / "bad").exists()
+    assert main(["plan-demo", "--out", str(tmp_path), "--sharing", "slots"]) == 0
+    assert {io.load_plan(tmp_path / f"plan-{s}.json").options.sharing for s in ("batch", "online")} == {"slots"}
+
+
 def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.startswith("corral ")
