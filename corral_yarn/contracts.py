@@ -94,6 +94,8 @@ class NodeClass(_Strict):
     disk_bandwidth_bytes_per_s: Rate | None = Field(default=None, description="B_D of this class (else the cluster's)")
     job_startup_s: float | None = Field(default=None, ge=0.0, le=86400.0, exclude_if=_absent,
                                         description="MRCute+'s per-job constant on this class (AM start, setup, commit; else the model's)")
+    task_startup_s: float | None = Field(default=None, ge=0.0, le=3600.0, exclude_if=_absent,
+                                         description="MRCute+'s per-task start-up on this class (a container's launch; else the model's)")
 
 
 class ClusterSpec(_Strict):

@@ -28,6 +28,7 @@ from scipy.optimize import nnls
 from corral_yarn.contracts import ClusterSpec, JobSpec, MRCutePlus, StageSpec
 from corral_yarn.errors import InputError
 from corral_yarn.model import job_rack_latency, plus_terms
+from corral_yarn.model.classes import STARTUPS, mean_startup
 from estimator.classes import observed as observed_speedups
 from estimator.records import SUCCEEDED, JobRun, TaskSample
 
@@ -185,7 +186,8 @@ def fit_cluster(observed: Sequence[ObservedRun], cluster: ClusterSpec, template:
     each run's share of its racks in a class its regressor (a job's AM starts on one of its racks), written
     to ``node_classes[c].job_startup_s``, and the model's constant is their mean over the racks; when the
     runs do not tell the classes apart (``_separable``), one constant s_0 at speedup 1, each class's
-    s_0 / speedup (``_speed_scaled``)."""
+    s_0 / speedup (``_speed_scaled``). The per-task start-up is always one t_0 at speedup 1, each class's
+    t_0 / speedup in ``node_classes[c].task_startup_s``, each run's waves times its racks' mean 1 / speedup."""
     template = template or MRCutePlus()
     if len(observed) < 3:
         raise InputError(f"fitting MRCute+ needs at least 3 usable runs (got {len(observed)})", field="runs")
@@ -194,7 +196,8 @@ def fit_cluster(observed: Sequence[ObservedRun], cluster: ClusterSpec, template:
     terms = [plus_terms(o.stage, cluster, o.racks, template) for o in observed]
     shares = [[o.classes.count(c) / len(o.classes) if o.classes else 1.0 / len(names) for c in names] or [_speed_scaled(o, cluster)]
               for o in observed]
-    design = np.array([[float(base), float(waves), *share] for (base, waves), share in zip(terms, shares)])
+    # the waves regressor of t_0, the per-task start-up at speedup 1: a container's launch is CPU work on its node (Session 18)
+    design = np.array([[float(base), float(waves) * _speed_scaled(o, cluster), *share] for o, (base, waves), share in zip(observed, terms, shares)])
     actual = np.array([o.actual_s for o in observed])
     constants = list(range(2, design.shape[1]))
     columns = [0, 1, *constants] if np.linalg.matrix_rank(design) == design.shape[1] else [0, *constants]
@@ -206,16 +209,20 @@ def fit_cluster(observed: Sequence[ObservedRun], cluster: ClusterSpec, template:
     fitted = dict(zip(columns, coef, strict=True))
     if fitted[0] <= 0:
         raise InputError("the fit gives the MRCute terms no weight: the runs' durations do not grow with their sizes", field="runs")
-    if names:
-        per_class = {c: float(fitted[2 + k]) for k, c in enumerate(names)}
-        job_startup = float(np.mean([per_class.get(r.node_class, 0.0) for r in cluster.racks]))
-    else:  # s_0 at speedup 1; each rack's class takes s_0 / speedup
-        per_class = {c: float(fitted[2]) / _speedup(cluster, c) for c in seen}
-        job_startup = float(np.mean([float(fitted[2]) / _speedup(cluster, r.node_class) for r in cluster.racks]))
-    model = template.model_copy(update={"scale": float(fitted[0]), "task_startup_s": float(fitted.get(1, 0.0)),
-                                        "job_startup_s": job_startup, "fitted_runs": len(observed)})
-    classes = {c: n.model_copy(update={"job_startup_s": per_class.get(c)}) if c in seen else n for c, n in (cluster.node_classes or {}).items()}
-    return cluster.model_copy(update={"model": model, **({"node_classes": classes} if classes else {})})
+    return _with_fitted(cluster, template.model_copy(update={"scale": float(fitted[0]), "fitted_runs": len(observed)}),
+                        float(fitted.get(1, 0.0)), [float(fitted[k]) for k in constants], names)
+
+
+def _with_fitted(cluster: ClusterSpec, model: MRCutePlus, t_0: float, constants: list[float], names: list[str]) -> ClusterSpec:
+    """The cluster with the fitted start-ups: each class its job constant (``names``'s own, else s_0 / speedup)
+    and t_0 / speedup; the model's figures their means over the racks (``mean_startup``; a class without a
+    figure counts 0)."""
+    per_class = dict(zip(names, constants, strict=True)) if names else {c: constants[0] / _speedup(cluster, c) for c in cluster.class_names}
+    classes = {c: n.model_copy(update={"task_startup_s": t_0 / n.speedup, **({"job_startup_s": per_class[c]} if c in per_class else {})})
+               for c, n in (cluster.node_classes or {}).items()}
+    out = cluster.model_copy(update={"model": model.model_copy(update={"job_startup_s": 0.0 if names else constants[0], "task_startup_s": t_0}),
+                                     **({"node_classes": classes} if classes else {})})
+    return out.model_copy(update={"model": out.model.model_copy(update={kind: mean_startup(out, kind) for kind in STARTUPS})})
 
 
 def _speedup(cluster: ClusterSpec, name: str | None) -> float:

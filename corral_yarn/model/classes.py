@@ -5,6 +5,8 @@ on a class are its reference rates times its speedup there (Paragon's server con
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import Literal
 
 from corral_yarn.contracts import ClusterSpec, JobSpec
 from corral_yarn.errors import InputError
@@ -20,34 +22,39 @@ def class_racks(cluster: ClusterSpec) -> dict[str, list[int]]:
     return out
 
 
-def job_startup(cluster: ClusterSpec, name: str | None) -> float:
-    """MRCute+'s per-job constant on class ``name``: the class's own figure, else the model's (0 for the thesis's model)."""
+Startup = Literal["job_startup_s", "task_startup_s"]  # MRCute+'s per-job constant and per-task start-up (docs/model.md)
+STARTUPS: tuple[Startup, ...] = ("job_startup_s", "task_startup_s")
+
+
+def startup(cluster: ClusterSpec, name: str | None, kind: Startup) -> float:
+    """MRCute+'s start-up ``kind`` on class ``name``: the class's own figure, else the model's (0 for the thesis's model)."""
     if cluster.model == "paper":
         return 0.0
-    own = cluster.node_classes[name].job_startup_s if name is not None and cluster.node_classes else None
-    return cluster.model.job_startup_s if own is None else own
+    own = getattr(cluster.node_classes[name], kind) if name is not None and cluster.node_classes else None
+    return getattr(cluster.model, kind) if own is None else own
 
 
-def mean_job_startup(cluster: ClusterSpec, racks: list[int] | None = None) -> float:
-    """The per-job constant averaged rack by rack over ``racks`` (default: every rack), as the task rates are
-    for a job spread over classes: its AM may start on any of them."""
+def mean_startup(cluster: ClusterSpec, kind: Startup, racks: list[int] | None = None) -> float:
+    """A start-up figure averaged rack by rack over ``racks`` (default: every rack), as the task rates are
+    for a job spread over classes: its AM and its tasks may start on any of them."""
     chosen = range(len(cluster.racks)) if racks is None else racks
-    return sum(job_startup(cluster, cluster.racks[i].node_class) for i in chosen) / len(chosen)
+    return sum(startup(cluster, cluster.racks[i].node_class, kind) for i in chosen) / len(chosen)
 
 
-def _with_job_startup(cluster: ClusterSpec, seconds: float) -> dict[str, object]:
-    return {} if cluster.model == "paper" else {"model": cluster.model.model_copy(update={"job_startup_s": seconds})}
+def _with_startups(cluster: ClusterSpec, figure: Callable[[Startup], float]) -> dict[str, object]:
+    """The model update setting both start-ups to ``figure(kind)``; none for the thesis's model."""
+    return {} if cluster.model == "paper" else {"model": cluster.model.model_copy(update={kind: figure(kind) for kind in STARTUPS})}
 
 
 def class_cluster(cluster: ClusterSpec, name: str) -> ClusterSpec:
-    """The racks of class ``name`` as a cluster of identical machines: the class's B_D and job start-up,
+    """The racks of class ``name`` as a cluster of identical machines: the class's B_D and start-ups,
     the same NICs, rack uplinks and model otherwise (the network does not change with the class)."""
     node_class = cluster.node_classes[name]
     return cluster.model_copy(update={
         "racks": [r.model_copy(update={"node_class": None}) for r in cluster.racks if r.node_class == name],
         "node_classes": None,
         "disk_bandwidth_bytes_per_s": node_class.disk_bandwidth_bytes_per_s or cluster.disk_bandwidth_bytes_per_s,
-        **_with_job_startup(cluster, job_startup(cluster, name)),
+        **_with_startups(cluster, lambda kind: startup(cluster, name, kind)),
     })
 
 
@@ -81,12 +88,12 @@ def check_class_speedups(jobs: list[JobSpec], cluster: ClusterSpec) -> None:
 
 def identical_machines(jobs: list[JobSpec], cluster: ClusterSpec) -> tuple[list[JobSpec], ClusterSpec]:
     """The cluster as identical machines and every job at its mean task rates over the racks,
-    Min{B_D, rate x speedup} averaged rack by rack (thesis §3.1.2), and the mean job start-up: what a
+    Min{B_D, rate x speedup} averaged rack by rack (thesis §3.1.2), and the mean start-ups: what a
     class-blind history gives."""
     racks = [r.node_class for r in cluster.racks]
     disks = {name: c.disk_bandwidth_bytes_per_s or cluster.disk_bandwidth_bytes_per_s for name, c in cluster.node_classes.items()}
     flat = cluster.model_copy(update={"racks": [r.model_copy(update={"node_class": None}) for r in cluster.racks], "node_classes": None,
-                                      "disk_bandwidth_bytes_per_s": max(disks.values()), **_with_job_startup(cluster, mean_job_startup(cluster))})
+                                      "disk_bandwidth_bytes_per_s": max(disks.values()), **_with_startups(cluster, lambda kind: mean_startup(cluster, kind))})
     out = []
     for job in jobs:
         per_rack = [(speedups(job, cluster, name), disks[name]) for name in racks]

@@ -13,7 +13,7 @@ from corral_yarn.contracts import CUSTOM_PROFILE, MAX_SECONDS, ClusterSpec, JobS
 from corral_yarn.errors import InputError
 from corral_yarn.io import inputs_sha256
 from corral_yarn.model import default_alpha, latency_table, packed_table
-from corral_yarn.model.classes import check_class_speedups, class_cluster, class_racks, identical_machines, job_on_class, mean_job_startup
+from corral_yarn.model.classes import check_class_speedups, class_cluster, class_racks, identical_machines, job_on_class
 from corral_yarn.nomora.latency import LatencyMatrix
 from corral_yarn.nomora.perf import PUBLISHED, fit
 from corral_yarn.planner import fast, hetero, reference
@@ -33,7 +33,7 @@ ALGORITHM_VERSION: dict[Sharing, int] = {"whole-rack": 1, "slots": 2}
 # plan_id): 2 since 26 Nov 2026, the class choice judged as the work-conserving run-time executes it;
 # 3 since 27 Nov 2026, a job's start-up in its own least time F only, not in its hold P of R_j's slots;
 # 4 since 27 Nov 2026 (session 17), F with whole waves per phase (ceil, thesis §3.1.2 "Waves").
-CLASS_ALGORITHM_VERSION = 4
+CLASS_ALGORITHM_VERSION = 5
 Implementation = Literal["fast", "reference"]
 IMPLEMENTATIONS: dict[str, Callable[..., Schedule]] = {
     "fast": fast.plan,
@@ -163,19 +163,22 @@ def _on_its_racks(jobs: list[JobSpec], cluster: ClusterSpec, flat: ClusterSpec, 
     (not over the cluster), its starts replayed in its prioritization order (thesis Fig. 4.2: T_j = max{max
     F_i, A_j}), and its objective from those; L and L' over r = 1..R at the R_j mix of classes; and its
     objective as the work-conserving run-time executes it (``hetero.run_time_finish``), as the classes' plan is judged."""
-    rated = [identical_machines([job], cluster.model_copy(update={"racks": [cluster.racks[i] for i in spread.rack_sets[j]]}))[0][0]
-             for j, job in enumerate(jobs)]
-    latency, penalized = _latency(rated, flat, alpha)
-    # MRCute+'s job constant at the mean over R_j's racks, not over the cluster's (its AM runs in R_j)
-    own = np.array([mean_job_startup(cluster, list(racks)) - mean_job_startup(cluster) for racks in spread.rack_sets])[:, None]
-    latency, penalized = latency + own, penalized + own
+    rated, on_racks = zip(*(_rated_on(job, cluster, flat, racks) for job, racks in zip(jobs, spread.rack_sets, strict=True)))
+    latency, penalized = (np.concatenate(rows) for rows in zip(*(_latency([job], flat_j, alpha) for job, flat_j in zip(rated, on_racks))))
     due = effective_arrival(scenario, arrival)
     took = penalized[np.arange(len(jobs)), spread.rack_counts - 1]
     start = replay(spread.order, spread.rack_sets, took, due, len(cluster.racks))
     replayed = Schedule(spread.rack_counts, spread.rack_sets, start, spread.order, objective(scenario, start + took, due))
-    held, floor = packed_table(rated, flat)
-    run_time = hetero.run_time_finish(scenario, replayed, held, floor + own, arrival, len(cluster.racks))
+    held, floor = (np.concatenate(rows) for rows in zip(*(packed_table([job], flat_j) for job, flat_j in zip(rated, on_racks))))
+    run_time = hetero.run_time_finish(scenario, replayed, held, floor, arrival, len(cluster.racks))
     return latency, penalized, replayed, objective(scenario, run_time, due)
+
+
+def _rated_on(job: JobSpec, cluster: ClusterSpec, flat: ClusterSpec, racks: NDArray[np.int64]) -> tuple[JobSpec, ClusterSpec]:
+    """The job at its mean task rates over its R_j and the identical machines with MRCute+'s start-ups at their
+    means over R_j (its AM and its tasks start there; docs/paragon.md), over all R of the cluster's racks."""
+    (rated,), on_racks = identical_machines([job], cluster.model_copy(update={"racks": [cluster.racks[i] for i in racks]}))
+    return rated, flat.model_copy(update={"model": on_racks.model})
 
 
 def _padded(row: NDArray[np.float64], n_racks: int) -> NDArray[np.float64]:

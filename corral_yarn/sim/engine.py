@@ -22,7 +22,7 @@ import numpy as np
 
 from corral_yarn.contracts import BLOCK_BYTES, ClusterSpec, StageSpec
 from corral_yarn.errors import CorralError
-from corral_yarn.model.classes import mean_job_startup
+from corral_yarn.model.classes import mean_startup, startup
 from corral_yarn.sim import placement
 from corral_yarn.sim.flows import DOWN, LINKS_PER_RACK, LOCAL, UP, Flow, FlowTable, RackLinks
 from corral_yarn.sim.state import JobRun, RackSpeeds, Splits, StageRun
@@ -65,8 +65,8 @@ class Simulator:
         self.free_reduce = self.machines * cluster.reduce_slots_per_machine
         self.disk = cluster.disk_bandwidth_bytes_per_s
         self.speed = RackSpeeds(cluster)
-        plus = cluster.model if cluster.model != "paper" else None  # MRCute+'s start-up costs, run as delays (docs/model.md)
-        self.task_startup_s = plus.task_startup_s if plus else 0.0
+        # MRCute+'s per-task start-up, run as a delay: each rack's class's figure (docs/model.md, docs/paragon.md)
+        self.task_startup_s = [startup(cluster, rack.node_class, "task_startup_s") for rack in cluster.racks]
         self.net = FlowTable(self.topology, config.network)
         self.rng = np.random.default_rng(config.seed)
         self.now = 0.0
@@ -81,7 +81,7 @@ class Simulator:
     def _job_startup(self, job: JobRun) -> float:
         """MRCute+'s per-job constant, run as a delay: on node classes the mean over the racks its AM may
         start on (R_j for a planned job, else every rack; docs/paragon.md)."""
-        return mean_job_startup(self.cluster, None if job.rack_set is None else job.rack_set.tolist())
+        return mean_startup(self.cluster, "job_startup_s", None if job.rack_set is None else job.rack_set.tolist())
 
     # -- events -------------------------------------------------------------------------------
     def at(self, t: float, action: Callable[[], None]) -> None:
@@ -195,7 +195,7 @@ class Simulator:
         self.local_maps += k
         self.local_read_bytes += k * stage.split_bytes
         start = self.now
-        self.at(start + self.task_startup_s + stage.split_bytes / self.speed.map_rate(job, stage.spec, rack), lambda: self._maps_done(job, stage, rack, k, start))
+        self.at(start + self.task_startup_s[rack] + stage.split_bytes / self.speed.map_rate(job, stage.spec, rack), lambda: self._maps_done(job, stage, rack, k, start))
 
     def _start_remote_maps(self, job: JobRun, stage: StageRun, rack: int, blocks: list[int]) -> None:
         """k maps reading their splits from other racks: one flow loading each source rack's uplink
@@ -214,12 +214,12 @@ class Simulator:
             cross_rack_fraction=float(sources[others].sum()),
             on_done=lambda t: self._maps_done(job, stage, rack, k, start),
         )
-        self._after_startup(lambda: self.net.add(flow))
+        self._after_startup(rack, lambda: self.net.add(flow))
 
-    def _after_startup(self, action: Callable[[], None]) -> None:
-        """Run a task cohort's first step once its containers have started (MRCute+'s task start-up)."""
-        if self.task_startup_s > 0:
-            self.at(self.now + self.task_startup_s, action)
+    def _after_startup(self, rack: int, action: Callable[[], None]) -> None:
+        """Run a task cohort's first step once its containers on ``rack`` have started (MRCute+'s task start-up)."""
+        if self.task_startup_s[rack] > 0:
+            self.at(self.now + self.task_startup_s[rack], action)
         else:
             action()
 
@@ -247,7 +247,7 @@ class Simulator:
         volume = k * stage.spec.shuffle_bytes / stage.spec.reduce_tasks
         total = stage.map_output_by_rack.sum()
         if volume <= 0 or total <= 0:
-            self._after_startup(lambda: self._start_write(job, stage, rack, k, start))
+            self._after_startup(rack, lambda: self._start_write(job, stage, rack, k, start))
             return
         share = stage.map_output_by_rack / total  # f_a: where the map output sits
         m = float(self.machines[rack])
@@ -264,7 +264,7 @@ class Simulator:
             coflow=3 * stage.uid + 1, kind="shuffle", cross_rack_fraction=float(1.0 - share[rack]),
             on_done=lambda t: self._start_write(job, stage, rack, k, start),
         )
-        self._after_startup(lambda: self.net.add(flow))
+        self._after_startup(rack, lambda: self.net.add(flow))
 
     def _start_write(self, job: JobRun, stage: StageRun, rack: int, k: int, start: float) -> None:
         """Reduce at B_reduce while HDFS writes the output: first replica on the local disk, the

@@ -9,7 +9,7 @@ import pytest
 
 from corral_yarn.contracts import ClusterSpec, MRCutePlus, Workload
 from corral_yarn.model import latency_table, plus_terms
-from corral_yarn.model.classes import class_cluster, identical_machines, job_on_class, mean_job_startup
+from corral_yarn.model.classes import class_cluster, identical_machines, job_on_class, mean_startup
 from corral_yarn.planner.build import _on_its_racks, build_plan, default_alpha
 from corral_yarn.planner.fast import plan as fast_plan
 from corral_yarn.sim.run import RunSpec, simulate
@@ -30,7 +30,7 @@ def test_a_class_job_startup_is_in_its_latency_and_in_the_simulators_delay() -> 
     job = w1_like(1, seed=4).jobs[0]
     on = {c: latency_table([job_on_class(job, cluster, c)], class_cluster(cluster, c), 1e-9)[0][0, 0] for c in ("slow", "fast")}
     assert on["slow"] - on["fast"] == pytest.approx(40.0)  # the class's 50 s against the model's 10 s
-    assert mean_job_startup(cluster) == pytest.approx(30.0) and mean_job_startup(cluster, [0]) == 50.0
+    assert mean_startup(cluster, "job_startup_s") == pytest.approx(30.0) and mean_startup(cluster, "job_startup_s", [0]) == 50.0
     _, flat = identical_machines([job], cluster)
     assert flat.model.job_startup_s == pytest.approx(30.0)  # the class-blind view: the mean over racks
     first = {}
@@ -52,7 +52,7 @@ def test_the_identical_plan_replayed_pays_its_racks_job_startup() -> None:
     rated = [identical_machines([job], cluster.model_copy(update={"racks": [cluster.racks[i] for i in racks]}))[0][0]
              for job, racks in zip(jobs, spread.rack_sets)]
     for j, racks in enumerate(spread.rack_sets):
-        alone = latency_table([rated[j]], flat, alpha)[1][0, len(racks) - 1] - 30.0 + mean_job_startup(cluster, list(racks))
+        alone = latency_table([rated[j]], flat, alpha)[1][0, len(racks) - 1] - 30.0 + mean_startup(cluster, "job_startup_s", list(racks))
         assert replayed[j, len(racks) - 1] == pytest.approx(alone)
 
 
