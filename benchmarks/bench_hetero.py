@@ -18,6 +18,9 @@ latencies in its order, without the run-time's work conservation).
 The planner's model is MRCute+ (``--model mrcute+``, unfitted: scale 1, no start-up costs) by default: the
 simulator writes three replicas of every output over the rack uplinks, which the thesis's model (``--model
 paper``) leaves out; that term does not shrink on the faster class, so without it the planner over-loads it.
+``--task-startup S`` gives MRCute+ a per-task start-up of S seconds at speedup 1, S / speedup on each class, both
+planned and simulated; ``--task-startup-planned mean`` shows the planners one figure, the mean over the racks,
+while the simulator still runs each class's (docs/paragon.md, Session 18).
 
 Usage: nice -n 10 .venv/bin/python benchmarks/bench_hetero.py [--jobs N] [--racks-per-class N] [--seed N] [--sim-seeds N] [--model M]
 
@@ -56,7 +59,7 @@ import numpy as np
 from corral_yarn.cluster.connect import Cluster
 from corral_yarn.errors import InputError
 from corral_yarn.contracts import ClusterSpec, JobSpec, MRCutePlus, Plan, Workload
-from corral_yarn.model.classes import identical_machines
+from corral_yarn.model.classes import identical_machines, mean_startup, startup
 from corral_yarn.planner.build import build_plan
 from corral_yarn.sim.run import RunSpec, simulate
 from corral_yarn.testbed import control, cpu, experiment
@@ -86,6 +89,10 @@ def _args() -> argparse.Namespace:
     p.add_argument("--sim-seeds", type=int, default=1, help="simulator: seeds --seed .. --seed + N - 1, ratios and their median (default 1)")
     p.add_argument("--model", choices=("mrcute+", "paper"), default="mrcute+",
                    help="the planner's latency model: MRCute+ (default; it has the output-write term the simulator runs) or the thesis's")
+    p.add_argument("--task-startup", type=float, default=0.0,
+                   help="MRCute+'s per-task start-up at speedup 1, seconds: S / speedup on each class, planned and simulated (default 0)")
+    p.add_argument("--task-startup-planned", choices=("per-class", "mean"), default="per-class",
+                   help="what the planners see of --task-startup: each class's figure (default) or one figure, the mean over racks")
     t = p.add_argument_group("--testbed: real Hadoop on the shaped testbed (root)")
     t.add_argument("--testbed", action="store_true", help="run on the testbed instead of the simulator")
     t.add_argument("--seeds", type=int, default=1, help="workload seeds, each run under both plans (default 1)")
@@ -102,10 +109,22 @@ def cluster(args: argparse.Namespace) -> ClusterSpec:
     data = base.model_dump()
     for i, rack in enumerate(data["racks"]):
         rack["node_class"] = "new" if i % 2 == 0 else "old"  # interleaved: rack order gives no hint
-    model = MRCutePlus() if args.model == "mrcute+" else "paper"  # MRCute+ unfitted: scale 1, no start-up, 3 replicas written
+    model = MRCutePlus() if args.model == "mrcute+" else "paper"  # MRCute+ unfitted: scale 1, no start-up (unless --task-startup), 3 replicas written
+    old_startup = {"task_startup_s": args.task_startup} if args.task_startup and args.model == "mrcute+" else {}
+    new_startup = {"task_startup_s": args.task_startup / args.cpu_speedup} if old_startup else {}
     return ClusterSpec.model_validate({**data, "model": model,
-                                       "node_classes": {"new": {"speedup": args.cpu_speedup, "disk_bandwidth_bytes_per_s": args.new_disk},
-                                                        "old": {"speedup": 1.0}}})
+                                       "node_classes": {"new": {"speedup": args.cpu_speedup, "disk_bandwidth_bytes_per_s": args.new_disk, **new_startup},
+                                                        "old": {"speedup": 1.0, **old_startup}}})
+
+
+def planned_cluster(args: argparse.Namespace, hetero: ClusterSpec) -> ClusterSpec:
+    """The cluster the planners see: ``hetero``, or with ``--task-startup-planned mean`` one per-task start-up
+    for every class, the mean over the racks (a class-blind figure, as before session 18)."""
+    if args.task_startup_planned == "per-class" or hetero.model == "paper":
+        return hetero
+    classes = {c: n.model_copy(update={"task_startup_s": None}) for c, n in hetero.node_classes.items()}
+    model = hetero.model.model_copy(update={"task_startup_s": mean_startup(hetero, "task_startup_s")})
+    return hetero.model_copy(update={"node_classes": classes, "model": model})
 
 
 def workload(args: argparse.Namespace, span: float) -> Workload:
@@ -122,11 +141,12 @@ def identical(jobs: Workload, hetero: ClusterSpec) -> tuple[Workload, ClusterSpe
 
 def run(args: argparse.Namespace, scenario: str) -> dict[str, object]:
     hetero = cluster(args)
+    planned = planned_cluster(args, hetero)
     jobs = workload(args, args.span if scenario == "online" else 0.0)
     t0 = time.perf_counter()
-    aware = build_plan(jobs, hetero, scenario, with_bound=False)
+    aware = build_plan(jobs, planned, scenario, with_bound=False)
     plan_s = time.perf_counter() - t0
-    blind = build_plan(*identical(jobs, hetero), scenario, with_bound=False)
+    blind = build_plan(*identical(jobs, planned), scenario, with_bound=False)
     out: dict[str, object] = {"planning_s": {"hetero": round(plan_s, 3)},
                               "planned_objective_s": {"corral_hetero": round(aware.objective_s, 1), "corral_identical": round(blind.objective_s, 1)},
                               "jobs_per_class": {str(c): sum(p.node_class == c for p in aware.jobs) for c in (*hetero.class_names, None)}}
@@ -168,7 +188,8 @@ def main() -> int:
     logging.getLogger("corral_yarn").setLevel(logging.WARNING)
     figures: dict[str, Any] = {"benchmark": "bench_hetero", "jobs": args.jobs, "racks": {"new": args.racks_per_class, "old": args.racks_per_class},
                                "machines_per_rack": args.machines_per_rack, "cpu_speedup": args.cpu_speedup, "new_disk": args.new_disk,
-                               "model": args.model, "seeds": list(range(args.seed, args.seed + args.sim_seeds))}
+                               "model": args.model, "seeds": list(range(args.seed, args.seed + args.sim_seeds)),
+                               **({"task_startup": args.task_startup, "task_startup_planned": args.task_startup_planned} if args.task_startup else {})}
     runs = []
     for seed in figures["seeds"]:
         args.seed = seed
@@ -231,16 +252,15 @@ def _estimated(jobs: list[TestbedJob], runs: list[JobRun], spec: ClusterSpec) ->
 
 
 def _fitted(runs: list[JobRun], spec: ClusterSpec) -> tuple[ClusterSpec, dict[str, Any]]:
-    """'corral model fit' on the history so far: MRCute+ with a job start-up per node class; the thesis's
+    """'corral model fit' on the history so far: MRCute+ with a job and a per-task start-up per node class; the thesis's
     model when the runs do not separate its parameters."""
     try:
         fitted = fit_cluster(observed_runs(runs, spec)[0], spec)
     except InputError as error:
         LOG.warning("MRCute+ not fitted (%s): planning with the thesis's model", error)
         return spec, {"name": "paper"}
-    return fitted, {"name": "mrcute+", "scale": round(fitted.model.scale, 3), "task_startup_s": round(fitted.model.task_startup_s, 2),
-                    "job_startup_s": {c: round(fitted.model.job_startup_s if n.job_startup_s is None else n.job_startup_s, 2)
-                                      for c, n in (fitted.node_classes or {}).items()}}
+    return fitted, {"name": "mrcute+", "scale": round(fitted.model.scale, 3),
+                    **{kind: {c: round(startup(fitted, c, kind), 2) for c in fitted.class_names} for kind in ("task_startup_s", "job_startup_s")}}
 
 
 def testbed(args: argparse.Namespace) -> dict[str, Any]:
