@@ -28,7 +28,7 @@ from scipy.optimize import nnls
 from corral_yarn.contracts import ClusterSpec, JobSpec, MRCutePlus, StageSpec
 from corral_yarn.errors import InputError
 from corral_yarn.model import job_rack_latency, plus_terms
-from corral_yarn.model.classes import STARTUPS, mean_startup
+from corral_yarn.model.classes import STARTUPS, classes_startup, mean_startup, with_startups
 from estimator.classes import observed as observed_speedups
 from estimator.records import SUCCEEDED, JobRun, TaskSample
 
@@ -245,12 +245,22 @@ def _separable(observed: Sequence[ObservedRun], classes: list[str]) -> bool:
     return not unconfined
 
 
+def run_cluster(o: ObservedRun, cluster: ClusterSpec) -> ClusterSpec:
+    """``cluster`` with MRCute+'s start-ups those of run ``o``'s racks, each class's figure averaged over them:
+    what ``fit_cluster`` charges the run (its regressors, a class's share of its racks or their mean
+    1 / speedup, times the fitted figures). A run with no recorded classes keeps the model's, the mean over every rack."""
+    return cluster.model_copy(update=with_startups(cluster, lambda kind: classes_startup(cluster, kind, o.classes))) if o.classes else cluster
+
+
 def model_errors(observed: Sequence[ObservedRun], cluster: ClusterSpec) -> list[JobError]:
-    """Per run: the thesis model's and the cluster's model's L_j(r) against the actual duration."""
+    """Per run: the thesis model's and the cluster's model's L_j(r) against the actual duration, the latter
+    with the start-ups of the run's racks (``run_cluster``)."""
+    if cluster.node_classes and (unplaced := sum(not o.classes for o in observed)):
+        log.warning("%d runs do not record their racks' node classes: their start-ups are the model's, the mean over every rack", unplaced)
     paper = cluster.model_copy(update={"model": "paper"})
     out = []
     for o in observed:
         job = JobSpec(name="run", stages=[o.stage])
         out.append(JobError(o.run_id, o.recurring_key, o.racks, o.actual_s,
-                            float(job_rack_latency(job, paper, o.racks)), float(job_rack_latency(job, cluster, o.racks))))
+                            float(job_rack_latency(job, paper, o.racks)), float(job_rack_latency(job, run_cluster(o, cluster), o.racks))))
     return out

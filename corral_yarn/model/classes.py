@@ -5,7 +5,7 @@ on a class are its reference rates times its speedup there (Paragon's server con
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from corral_yarn.contracts import ClusterSpec, JobSpec
@@ -38,10 +38,15 @@ def mean_startup(cluster: ClusterSpec, kind: Startup, racks: list[int] | None = 
     """A start-up figure averaged rack by rack over ``racks`` (default: every rack), as the task rates are
     for a job spread over classes: its AM and its tasks may start on any of them."""
     chosen = range(len(cluster.racks)) if racks is None else racks
-    return sum(startup(cluster, cluster.racks[i].node_class, kind) for i in chosen) / len(chosen)
+    return classes_startup(cluster, kind, [cluster.racks[i].node_class for i in chosen])
 
 
-def _with_startups(cluster: ClusterSpec, figure: Callable[[Startup], float]) -> dict[str, object]:
+def classes_startup(cluster: ClusterSpec, kind: Startup, classes: Sequence[str | None]) -> float:
+    """A start-up figure averaged rack by rack over racks whose node classes are ``classes`` (one entry a rack)."""
+    return sum(startup(cluster, name, kind) for name in classes) / len(classes)
+
+
+def with_startups(cluster: ClusterSpec, figure: Callable[[Startup], float]) -> dict[str, object]:
     """The model update setting both start-ups to ``figure(kind)``; none for the thesis's model."""
     return {} if cluster.model == "paper" else {"model": cluster.model.model_copy(update={kind: figure(kind) for kind in STARTUPS})}
 
@@ -54,7 +59,7 @@ def class_cluster(cluster: ClusterSpec, name: str) -> ClusterSpec:
         "racks": [r.model_copy(update={"node_class": None}) for r in cluster.racks if r.node_class == name],
         "node_classes": None,
         "disk_bandwidth_bytes_per_s": node_class.disk_bandwidth_bytes_per_s or cluster.disk_bandwidth_bytes_per_s,
-        **_with_startups(cluster, lambda kind: startup(cluster, name, kind)),
+        **with_startups(cluster, lambda kind: startup(cluster, name, kind)),
     })
 
 
@@ -93,7 +98,7 @@ def identical_machines(jobs: list[JobSpec], cluster: ClusterSpec) -> tuple[list[
     racks = [r.node_class for r in cluster.racks]
     disks = {name: c.disk_bandwidth_bytes_per_s or cluster.disk_bandwidth_bytes_per_s for name, c in cluster.node_classes.items()}
     flat = cluster.model_copy(update={"racks": [r.model_copy(update={"node_class": None}) for r in cluster.racks], "node_classes": None,
-                                      "disk_bandwidth_bytes_per_s": max(disks.values()), **_with_startups(cluster, lambda kind: mean_startup(cluster, kind))})
+                                      "disk_bandwidth_bytes_per_s": max(disks.values()), **with_startups(cluster, lambda kind: mean_startup(cluster, kind))})
     out = []
     for job in jobs:
         per_rack = [(speedups(job, cluster, name), disks[name]) for name in racks]
