@@ -33,7 +33,7 @@ def two_classes(model: MRCutePlus | str = "paper", figures: bool = False) -> Clu
     return classed(plus_cluster().model_copy(update={"model": model}), per_class, ["slow", "slow", "fast"])
 
 
-def test_a_run_confined_to_the_slow_class_is_charged_the_slow_classs_startups() -> None:
+def test_a_run_confined_to_the_slow_class_is_charged_the_slow_classs_startups(caplog) -> None:
     cluster = two_classes(MRCutePlus(scale=1.1, job_startup_s=25.0, task_startup_s=2.25), figures=True)
     job = w1_like(1, seed=3).jobs[0]
     slow = cluster.model.model_copy(update={"job_startup_s": JOB["slow"], "task_startup_s": T_0})
@@ -43,6 +43,7 @@ def test_a_run_confined_to_the_slow_class_is_charged_the_slow_classs_startups() 
     errors = model_errors([confined, unplaced], cluster)
     assert errors[0].model_s == pytest.approx(on_slow)
     assert errors[1].model_s == pytest.approx(mean)  # no racks recorded: the model's, the mean over every rack
+    assert "1 runs do not record their racks' node classes" in caplog.text
 
 
 def test_a_fit_on_runs_of_known_per_class_startups_has_no_error_on_any_run() -> None:
