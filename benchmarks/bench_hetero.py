@@ -59,7 +59,7 @@ import numpy as np
 from corral_yarn.cluster.connect import Cluster
 from corral_yarn.errors import InputError
 from corral_yarn.contracts import ClusterSpec, JobSpec, MRCutePlus, Plan, Workload
-from corral_yarn.model.classes import identical_machines, mean_startup, startup
+from corral_yarn.model.classes import STARTUPS, identical_machines, mean_startup, startup
 from corral_yarn.planner.build import build_plan
 from corral_yarn.sim.run import RunSpec, simulate
 from corral_yarn.testbed import control, cpu, experiment
@@ -260,7 +260,7 @@ def _fitted(runs: list[JobRun], spec: ClusterSpec) -> tuple[ClusterSpec, dict[st
         LOG.warning("MRCute+ not fitted (%s): planning with the thesis's model", error)
         return spec, {"name": "paper"}
     return fitted, {"name": "mrcute+", "scale": round(fitted.model.scale, 3),
-                    **{kind: {c: round(startup(fitted, c, kind), 2) for c in fitted.class_names} for kind in ("task_startup_s", "job_startup_s")}}
+                    **{kind: {c: round(startup(fitted, c, kind), 2) for c in fitted.class_names} for kind in STARTUPS}}
 
 
 def testbed(args: argparse.Namespace) -> dict[str, Any]:

@@ -218,7 +218,7 @@ def _with_fitted(cluster: ClusterSpec, model: MRCutePlus, t_0: float, constants:
     and t_0 / speedup; the model's figures their means over the racks (``mean_startup``; a class without a
     figure counts 0)."""
     per_class = dict(zip(names, constants, strict=True)) if names else {c: constants[0] / _speedup(cluster, c) for c in cluster.class_names}
-    classes = {c: n.model_copy(update={"task_startup_s": t_0 / n.speedup, **({"job_startup_s": per_class[c]} if c in per_class else {})})
+    classes = {c: n.model_copy(update={"task_startup_s": t_0 / _speedup(cluster, c), **({"job_startup_s": per_class[c]} if c in per_class else {})})
                for c, n in (cluster.node_classes or {}).items()}
     out = cluster.model_copy(update={"model": model.model_copy(update={"job_startup_s": 0.0 if names else constants[0], "task_startup_s": t_0}),
                                      **({"node_classes": classes} if classes else {})})
