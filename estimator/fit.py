@@ -194,7 +194,7 @@ def fit_cluster(observed: Sequence[ObservedRun], cluster: ClusterSpec, template:
     seen = [c for c in cluster.class_names if any(c in o.classes for o in observed)] if cluster.node_classes else []
     names = seen if _separable(observed, seen) else []
     terms = [plus_terms(o.stage, cluster, o.racks, template) for o in observed]
-    shares = [[o.classes.count(c) / len(o.classes) if o.classes else 1.0 / len(names) for c in names] or [_speed_scaled(o, cluster)]
+    shares = [[_on_classes(o, cluster).count(c) / len(_on_classes(o, cluster)) for c in names] or [_speed_scaled(o, cluster)]
               for o in observed]
     # the waves regressor of t_0, the per-task start-up at speedup 1: a container's launch is CPU work on its node (Session 18)
     design = np.array([[float(base), float(waves) * _speed_scaled(o, cluster), *share] for o, (base, waves), share in zip(observed, terms, shares)])
@@ -229,10 +229,16 @@ def _speedup(cluster: ClusterSpec, name: str | None) -> float:
     return cluster.node_classes[name].speedup if name is not None and cluster.node_classes else 1.0
 
 
+def _on_classes(o: ObservedRun, cluster: ClusterSpec) -> tuple[str | None, ...]:
+    """The classes of the racks a run is charged for: its own, or every rack's when it recorded none (as
+    ``run_cluster`` charges it the model's figures, the means over every rack)."""
+    return o.classes or tuple(r.node_class for r in cluster.racks)
+
+
 def _speed_scaled(o: ObservedRun, cluster: ClusterSpec) -> float:
     """A run's regressor of s_0 when the classes' job constants are not separable: the AM's launch, set-up
     and commit are work on the node it starts on, so it takes s_0 / speedup there; the mean over its racks."""
-    return float(np.mean([1.0 / _speedup(cluster, c) for c in o.classes])) if o.classes else 1.0
+    return float(np.mean([1.0 / _speedup(cluster, c) for c in _on_classes(o, cluster)]))
 
 
 def _separable(observed: Sequence[ObservedRun], classes: list[str]) -> bool:

@@ -58,6 +58,19 @@ def test_a_fit_on_runs_of_known_per_class_startups_has_no_error_on_any_run() -> 
     assert max(abs(e.error) for e in model_errors(observed, fitted)) < 1e-6
 
 
+
+def test_runs_that_recorded_no_racks_are_fitted_as_model_error_charges_them_over_every_rack() -> None:
+    cluster, every_rack = two_classes(MRCutePlus()), ("slow", "slow", "fast")
+    observed = []
+    for k, job in enumerate(w1_like(25, seed=5).jobs):
+        classes = tuple({"/r2": "fast"}.get(r, "slow") for r in RACKS[k % len(RACKS)]) if k % 3 else ()
+        charged = classes or every_rack  # unrecorded: the model's figures, the means over every rack
+        base, waves = plus_terms(job.stages[0], cluster, len(charged), MRCutePlus())
+        startups = np.mean([JOB[c] for c in charged]) + np.mean([T_0 / SPEED[c] for c in charged]) * waves
+        observed.append(ObservedRun(str(k), job.name, job.stages[0], len(charged), float(0.9 * base + startups), classes))
+    fitted = fit_cluster(observed, cluster)
+    assert max(abs(e.error) for e in model_errors(observed, fitted)) < 1e-6
+
 def class_history(n: int = 20, seed: int = 3) -> list[JobRun]:
     """Runs on RACKS of plus_cluster's classes lasting scale 1.2 x the MRCute+ terms plus the true start-ups of their racks."""
     rng, cluster = np.random.default_rng(seed), two_classes(MRCutePlus())
