@@ -6,7 +6,9 @@ the SoIs in decreasing caused score of the new job, the D2 chain in increasing t
 difficult first, "exactly the same for D2"); each step keeps the servers whose D is >= -relax, and the D2
 chain filters what the D1 chain kept (their intersection). An empty set backtracks: the previous step's
 relax grows by `relax_step` until the set is non-empty, further back if needed. Among the survivors, the servers of the job's best SC, then min ||D1 + D2||_L1. A
-timeout stops the search and selects among the servers of the last non-empty set the same way.
+timeout stops the search and selects among the servers of the last non-empty set the same way. Under the SC rule
+"sc_qos" (an option, ours) the search starts from the servers of the SCs on which the job's predicted performance meets
+QoS (`qos_servers`), so that it relaxes interference there rather than leave for a slower SC.
 
 The statistical variant: each server's tolerated scores are hashed per SoI (h_k, SHA-1 variations, 14 bits) when its
 load changes; a new job's caused score on SoI k, hashed by h_k, lands on a server of that hashed value (the next one
@@ -24,6 +26,8 @@ import numpy as np
 
 
 TOLERATED_RULES = ("min", "headroom")
+QOS_LOSS = 0.05  # §2.3: QoS is violated at 95 % of the performance in isolation
+SC_RULES = ("best_present", "sc_qos")  # the greedy's SC step: §3.2's best SC among the survivors; or first the SCs that meet QoS
 SCORE_BITS = 14  # §3.2: hashed outputs "have the same precision as inputs (14bits)"
 
 
@@ -134,12 +138,24 @@ def pick(servers: Servers, job: Job, cands: np.ndarray, d: np.ndarray, heterogen
     return int(cands[np.argmin(np.abs(d).sum(axis=1))])
 
 
+def qos_servers(servers: Servers, job: Job, base: np.ndarray) -> np.ndarray:
+    """The servers of `base` with the job's cores free on an SC where its predicted speed (at the cores it gets there)
+    is >= 95 % of its best predicted speed over all SCs; `base` when none is."""
+    meets = job.sc_score[servers.sc[base]] >= job.sc_score.max() + np.log(1 - QOS_LOSS)  # §2.3's QoS line, §3.2's best SC
+    meets &= servers.cores[base] - servers.used[base] >= job.cores
+    return base[meets] if meets.any() else base
+
+
 def greedy(servers: Servers, job: Job, relax_step: float = 0.05, timeout_s: float = 0.05,
-           heterogeneity: bool = True, avoid: frozenset[int] = frozenset()) -> tuple[int, int]:
+           heterogeneity: bool = True, avoid: frozenset[int] = frozenset(), sc_rule: str = "best_present") -> tuple[int, int]:
     """The server for `job` (not one in `avoid` while another has room) and the number of backtracking relaxations
-    (§3.2)."""
+    (§3.2); under `sc_rule` "sc_qos" the search starts from `qos_servers` (SC_RULES)."""
+    if sc_rule not in SC_RULES:
+        raise ValueError(f"sc_rule: unknown {sc_rule!r}, expected one of {', '.join(SC_RULES)}")
     start = time.perf_counter()
     base = free(servers, job.cores, avoid)
+    if sc_rule == "sc_qos":
+        base = qos_servers(servers, job, base)
     t_server = servers.tolerated[base]
     d1 = t_server - job.caused / servers.capacity[base, None]  # D1 = t_server - c_new (on this server's resources)
     d2 = job.tolerated - servers.caused[base]  # D2 = t_new - c_server

@@ -21,12 +21,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from corral_yarn.paragon import classify, groundtruth
-from corral_yarn.paragon.schedule import (Job, Servers, greedy, guarded, heterogeneity_oblivious, interference_oblivious,
-                                          random_server, statistical)
+from corral_yarn.paragon.schedule import (QOS_LOSS, SC_RULES, Job, Servers, greedy, guarded, heterogeneity_oblivious,
+                                          interference_oblivious, random_server, statistical)
 
 # §4: (workloads, burst after the first half, burst size, required cores over the cluster's cores at the peak)
 SCENARIOS = {"low": (2500, 0, 0.5), "high": (5000, 0, 0.9), "oversubscribed": (7500, 1000, 1.3)}
-QOS_LOSS = 0.05  # §2.3: QoS is violated at 95 % of the performance in isolation
 SCHEDULERS = ("paragon", "heterogeneity_oblivious", "interference_oblivious", "random", "paragon_statistical")
 OPTIONS = ("paragon_statistical_as_written",)  # §3.2's ring with one point per hashed score (the default spreads ties)
 MATRICES = ("sc", "tolerated", "caused")
@@ -62,6 +61,7 @@ GUARDED = ("paragon",)  # the schedulers that plan with the guard band: the base
 BAND_LEVELS = 1  # the guard band's levels of the predicted score (1: one sigma per SoI, session 13; classify.LEVELS: level-aware)
 SOI_RULES = ("chosen", "random")  # a new job's two profiled SoIs: chosen once by validation on the offline rows (ours), or random per job (§2.3)
 SOI_RULE = "chosen"  # the default (docs/paragon.md "Session 17")
+SC_RULE = "best_present"  # the greedy's SC step (schedule.SC_RULES; docs/paragon.md "Session 19")
 
 
 def models(w: groundtruth.World, offline: int, rng: np.random.Generator, fit: str = "scaled", levels: int = BAND_LEVELS,
@@ -254,15 +254,18 @@ def mean_duration(n: int, peak_jobs: float) -> float:
 
 
 def run(truth: groundtruth.Truth, jobs: list[Job], scenario: str, scheduler: str, seed: int, tolerated_rule: str = "headroom",
-        monitor: bool = False, migrate: bool = False, guard: float = GUARD) -> Outcome:
+        monitor: bool = False, migrate: bool = False, guard: float = GUARD, sc_rule: str = SC_RULE) -> Outcome:
     """The scenario's arrivals, nominal durations sized so that required cores reach the scenario's load; the servers'
     tolerated score by `tolerated_rule` (schedule.TOLERATED_RULES: "headroom" unless told). With `monitor` (§3.4) every
     running job's measured performance is checked against its prediction whenever its server's load changes, and a
     server holding a job that deviates takes no new workloads while another server has room (`Servers.flag`); with
     `migrate` as well, the deviating job is re-scheduled at once by the greedy search on any server but those it deviated on,
     when one satisfies it without relaxing QoS (§3.4's second remedy, at no cost: an upper bound; `rehome`). The GUARDED
-    schedulers plan with each job's classified scores widened by `guard` sigmas (schedule.guarded; 0: the paper's)."""
+    schedulers plan with each job's classified scores widened by `guard` sigmas (schedule.guarded; 0: the paper's); Paragon's
+    greedy takes its SC step by `sc_rule` (schedule.SC_RULES)."""
     check_guard(guard)
+    if sc_rule not in SC_RULES:
+        raise ValueError(f"sc_rule: unknown {sc_rule!r}, expected one of {', '.join(SC_RULES)}")
     if migrate and not monitor:
         raise ValueError("migrate: needs monitor (§3.4 migrates the workloads the monitor finds deviating)")
     n, burst, load = SCENARIOS[scenario]
@@ -290,7 +293,7 @@ def run(truth: groundtruth.Truth, jobs: list[Job], scenario: str, scheduler: str
         settle(servers, where[j] if kind == 0 else -1, now, integral, last, rate)
         if kind == 1:  # arrival
             start = time.perf_counter()
-            s, backtracks[j] = choose(servers, jobs[j], scheduler, rng)
+            s, backtracks[j] = choose(servers, jobs[j], scheduler, rng, sc_rule)
             decision[j] = (time.perf_counter() - start) * 1e3
             server_sc[j] = servers.sc[s]
             settle(servers, s, now, integral, last, rate)
@@ -318,10 +321,11 @@ def check_guard(guard: float) -> None:
         raise ValueError(f"guard: expected a finite number of sigmas >= 0, got {guard!r}")
 
 
-def choose(servers: Servers, job: Job, scheduler: str, rng: np.random.Generator) -> tuple[int, int]:
-    """The scheduler's server for the job and its greedy search's backtracking relaxations (0 for the others)."""
+def choose(servers: Servers, job: Job, scheduler: str, rng: np.random.Generator, sc_rule: str = SC_RULE) -> tuple[int, int]:
+    """The scheduler's server for the job and its greedy search's backtracking relaxations (0 for the others); `sc_rule`
+    applies to Paragon's greedy only."""
     if scheduler == "paragon":
-        return greedy(servers, job)
+        return greedy(servers, job, sc_rule=sc_rule)
     if scheduler == "heterogeneity_oblivious":
         return heterogeneity_oblivious(servers, job), 0
     if scheduler == "interference_oblivious":

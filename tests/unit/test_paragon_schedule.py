@@ -76,6 +76,21 @@ def test_backtracking_relaxes_qos_when_no_server_satisfies_every_soi() -> None:
     assert backtracks > 0 and chosen == 0  # server 0 violates SoI 0 by 0.1, server 1 violates SoI 1 by 0.2
 
 
+def test_the_sc_qos_rule_relaxes_interference_on_the_best_sc_rather_than_leave_for_a_slower_one() -> None:
+    servers = cluster([1, 0])
+    servers.place(0, 10, 1, np.array([0.2, 1.0, 1.0]), np.zeros(3))  # the best SC's only server: D1 = -0.1 on SoI 0
+    new = job(best=1, tolerated=[1.0, 1.0, 1.0], caused=[0.3, 0.0, 0.0])  # SC 0 predicted at exp(-1) of SC 1: a QoS miss
+    assert s.greedy(servers, new, timeout_s=NO_TIMEOUT) == (1, 0)  # §3.2 as written: the best SC among the survivors
+    chosen, backtracks = s.greedy(servers, new, timeout_s=NO_TIMEOUT, sc_rule="sc_qos")
+    assert chosen == 0 and backtracks > 0
+    near = s.Job(sc_score=np.array([np.log(0.96), 0.0]), tolerated=new.tolerated, caused=new.caused, cores=1)
+    assert s.greedy(servers, near, timeout_s=NO_TIMEOUT, sc_rule="sc_qos") == (1, 0)  # SC 0 within 5 %: as the default
+    servers.place(0, 11, 3, np.ones(3), np.zeros(3))  # the best SC's server full: the base is as the default's
+    assert s.greedy(servers, new, timeout_s=NO_TIMEOUT, sc_rule="sc_qos") == (1, 0)
+    with pytest.raises(ValueError, match="sc_rule: unknown 'best'"):
+        s.greedy(servers, new, sc_rule="best")
+
+
 def test_timeout_selects_among_the_servers_examined() -> None:
     servers = cluster([0, 1])
     new = job(best=1, tolerated=[1.0, 1.0, 1.0], caused=[0.1, 0.1, 0.1])

@@ -326,6 +326,16 @@ def test_an_unknown_or_negative_guard_is_named(guard) -> None:
         sim.run(t, sim.exact_jobs(t), "low", "paragon", seed=0, guard=guard)
 
 
+def test_an_unknown_sc_rule_is_named_and_the_rule_reaches_paragons_greedy(monkeypatch) -> None:
+    t = truth(2500)
+    with pytest.raises(ValueError, match="sc_rule: unknown 'best'"):
+        sim.run(t, sim.exact_jobs(t), "low", "paragon", seed=0, sc_rule="best")
+    seen = []
+    monkeypatch.setattr(sim, "greedy", lambda servers, job, sc_rule: seen.append(sc_rule) or (0, 0))
+    sim.choose(None, sim.exact_jobs(t)[0], "paragon", np.random.default_rng(0), "sc_qos")
+    assert seen == ["sc_qos"]
+
+
 def test_only_paragon_plans_with_the_guard_band_the_baselines_are_as_published(monkeypatch) -> None:
     t = truth(2500)
     wide = [dataclasses.replace(j, band=(np.full(j.tolerated.shape, 0.25), np.full(j.caused.shape, 0.25))) for j in sim.exact_jobs(t)]
