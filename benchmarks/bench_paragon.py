@@ -25,6 +25,9 @@ sigma per SoI (`homoscedastic`, session 13) and sigma per tercile of the predict
 The two profiled SoIs by simulate.SOI_RULE (default "chosen": once, by validation on the offline rows; ours) and by the
 other rule of simulate.SOI_RULES ("random": two per job, §2.3) side by side on the same workloads, each with its own band
 (`paragon_by_soi_rule`, and `paragon_<rule>_sois` in the QoS tables).
+Paragon's greedy under each SC rule of schedule.SC_RULES on the same workloads (`paragon_by_sc_rule`, and `paragon_sc_qos` in
+the QoS tables): §3.2's best SC among the survivors (the default) and "sc_qos" (ours, an option: the search starts from the
+servers of the SCs on which the job's predicted speed meets QoS; docs/paragon.md "Session 19").
 Every figure is measured once per ground-truth model of `--truths` (groundtruth.TRUTHS; `truths.<name>`, with the
 published facts each model is checked against, `heterogeneity_facts`): the top-level keys are the first model's, `truths.<name>` the others'.
 PNG figures (the first model's) go to --out.
@@ -51,7 +54,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from corral_yarn.cli.types import non_negative_float, positive_int
-from corral_yarn.paragon import classify, groundtruth, simulate
+from corral_yarn.paragon import classify, groundtruth, schedule, simulate
 
 PAPER = {
     "qos_fraction_2500": {"paragon": 0.91, "heterogeneity_oblivious": 0.14, "interference_oblivious": 0.11, "random": 0.03},
@@ -251,6 +254,16 @@ def soi_rules(trained: simulate.Trained, other: simulate.Trained, truth: groundt
     return out
 
 
+OTHER_SC_RULE = next(r for r in schedule.SC_RULES if r != simulate.SC_RULE)  # reported beside the default
+
+
+def sc_rules(truth: groundtruth.Truth, jobs: list, scenario: str, seed: int, guard: float, default: simulate.Outcome) -> dict:
+    """Paragon's greedy under each SC rule (schedule.SC_RULES) at `guard` on the same workloads (`default`: the outcome
+    under simulate.SC_RULE)."""
+    other = simulate.run(truth, jobs, scenario, "paragon", seed=seed, guard=guard, sc_rule=OTHER_SC_RULE)
+    return {f"{simulate.SC_RULE} (default)": guard_row(default, jobs), OTHER_SC_RULE: guard_row(other, jobs)}
+
+
 def sois_named(trained: simulate.Trained) -> list[str] | str:
     """The SoIs every job is profiled against, or "random" (two per job, §2.3)."""
     if trained.profile_sois is None:
@@ -299,7 +312,7 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
                                                     trained.profile_scs)}
     scenarios = ["low"] if args.quick else list(simulate.SCENARIOS)
     qos, mean_perf, decision, batch_ms, accuracy, low_perf, exact, literal, grown, ties = {}, {}, {}, [], None, {}, {}, {}, {}, {}
-    oblivious_high, monitored, by_fit, by_guard, by_band, by_soi_rule = {}, {}, {}, {}, {}, {}
+    oblivious_high, monitored, by_fit, by_guard, by_band, by_soi_rule, by_sc_rule = {}, {}, {}, {}, {}, {}, {}
     other_sois = simulate.with_soi_rule(trained, OTHER_SOI_RULE)
     others = {f: simulate.models(w, args.offline, np.random.default_rng(args.seed + 1), fit=f)  # the same offline rows
               for f in simulate.FITS[1:]}
@@ -334,6 +347,9 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
         other_row = by_soi_rule[scenario][OTHER_SOI_RULE]
         qos[scenario][f"paragon_{OTHER_SOI_RULE}_sois"] = other_row["qos"]
         mean_perf[scenario][f"paragon_{OTHER_SOI_RULE}_sois"] = other_row["mean_performance"]
+        by_sc_rule[scenario] = sc_rules(truth, classified.jobs, scenario, args.seed, args.guard, outcomes["paragon"])
+        qos[scenario][f"paragon_{OTHER_SC_RULE}"] = by_sc_rule[scenario][OTHER_SC_RULE]["qos"]
+        mean_perf[scenario][f"paragon_{OTHER_SC_RULE}"] = by_sc_rule[scenario][OTHER_SC_RULE]["mean_performance"]
         if scenario == "low":
             low_perf["paragon_unguarded"] = guarded[0.0].performance
         monitored[scenario] = monitoring(truth, classified.jobs, scenario, args.seed)
@@ -363,6 +379,7 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
                                          "min": literal},
         "paragon_statistical_low_by_ties": ties, "grown_matrices": grown, "paragon_monitor_by_scenario": monitored,
         "paragon_by_fit": by_fit, "paragon_by_guard": by_guard, "paragon_by_band": by_band, "paragon_by_soi_rule": by_soi_rule,
+        "paragon_by_sc_rule": by_sc_rule,
         "paragon_guard": {"k": args.guard, "applies_to": list(simulate.GUARDED), "unguarded_key": "paragon_unguarded",
                           "band": "per SoI, RMS of the held-out offline rows' reconstruction error on the side that breaks QoS "
                                   "(tolerated too high, caused too low; the other side counts 0), on classified entries only",

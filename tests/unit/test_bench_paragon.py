@@ -108,6 +108,17 @@ def test_the_soi_rules_reuse_the_headline_runs_and_rerun_the_other_rule_on_the_s
     assert default["qos"] == random["qos"] == 0.5 and default["qos_unguarded"] == 0.0 and default["classification"]["best_sc"] == 0.9
 
 
+def test_the_sc_rules_reuse_the_headline_run_and_run_the_other_rule_on_the_same_workloads(monkeypatch) -> None:
+    b = bench()
+    ran = []
+    jobs = [b.simulate.Job(sc_score=np.zeros(1), tolerated=np.ones(1), caused=np.zeros(1), cores=1)] * 2
+    monkeypatch.setattr(b.simulate, "run", lambda truth, jobs_, scenario, scheduler, seed, guard, sc_rule:
+                        ran.append((jobs_, scheduler, guard, sc_rule)) or outcome(0.0))
+    out = b.sc_rules(None, jobs, "low", 0, 1.0, outcome(1.0))
+    assert b.OTHER_SC_RULE == "sc_qos" and ran == [(jobs, "paragon", 1.0, "sc_qos")]
+    assert out[f"{b.simulate.SC_RULE} (default)"]["qos"] == 0.5 and out["sc_qos"]["qos"] == 0.0
+
+
 def outcome(guard: float):
     from corral_yarn.paragon.simulate import Outcome
     meets = np.array([1.0, 0.5]) if guard else np.zeros(2)
