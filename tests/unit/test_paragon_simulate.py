@@ -348,7 +348,7 @@ def test_only_paragon_plans_with_the_guard_band_the_baselines_are_as_published(m
         return pick
 
     monkeypatch.setattr(sim, "heterogeneity_oblivious", recorder("nh"))
-    monkeypatch.setattr(sim, "greedy", lambda servers, job: (recorder("paragon")(servers, job), 0))
+    monkeypatch.setattr(sim, "greedy", lambda servers, job, sc_rule: (recorder("paragon")(servers, job), 0))
     sim.run(t, wide, "low", "heterogeneity_oblivious", seed=0, guard=2.0)
     sim.run(t, wide, "low", "paragon", seed=0, guard=2.0)
     np.testing.assert_array_equal(np.array(seen["nh"]), t.caused)
@@ -359,7 +359,7 @@ def test_each_arrivals_greedy_relaxations_and_server_sc_are_recorded(monkeypatch
     t = truth(2500)
     calls = []
 
-    def greedy(servers, job):  # the least loaded server; every third arrival "relaxed" twice
+    def greedy(servers, job, sc_rule):  # the least loaded server; every third arrival "relaxed" twice
         calls.append(int(np.argmin(servers.used)))
         return calls[-1], 2 if len(calls) % 3 == 0 else 0
 
