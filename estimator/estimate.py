@@ -50,8 +50,11 @@ class EstimateOptions:
     def __post_init__(self) -> None:
         if self.predictor not in (AUTO, *PREDICTORS):
             raise InputError(f"unknown predictor {self.predictor!r}; choose {AUTO} or one of {sorted(PREDICTORS)}", field="predictor")
-        if self.slack < 0 or not 0 < self.coverage < 1:
-            raise InputError(f"slack must be >= 0 and coverage in (0, 1) (got {self.slack}, {self.coverage})", field="slack")
+        if not (0 <= self.slack < math.inf and 0 < self.coverage < 1):  # written so that NaN fails too
+            raise InputError(f"slack must be finite and >= 0 and coverage in (0, 1) (got {self.slack}, {self.coverage})", field="slack")
+        for name in ("default_map_rate_bytes_per_s", "default_reduce_rate_bytes_per_s"):
+            if not 0 < getattr(self, name) < math.inf:
+                raise InputError(f"must be a finite rate > 0 bytes/s (got {getattr(self, name)})", field=name)
 
 
 @dataclass

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from corral_yarn.cli.cluster import add_cluster_options, cluster_from_args
 from corral_yarn.cli.types import from_parser as _option
-from corral_yarn.cli.types import positive_float, positive_int
+from corral_yarn.cli.types import non_negative_float, positive_float, positive_int
 from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.contracts import BLOCK_BYTES
 from corral_yarn.errors import InputError
@@ -58,9 +58,9 @@ def _add_season_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("recurrence (thesis §2.2: same time of day over previous days)")
     g.add_argument("--period", type=_option(parse_duration), default="1d", metavar="D", help="length of a 'day' (default 1d; SWIM's one-hour samples: 1h)")
     g.add_argument("--window", type=_option(parse_duration), default="30m", metavar="D", help="how far from the same time of day a run still matches (default 30m)")
-    g.add_argument("--lookback", type=int, default=5, metavar="N", help="previous days of the same type to average over (default 5)")
+    g.add_argument("--lookback", type=positive_int, default=5, metavar="N", help="previous days of the same type to average over (default 5)")
     g.add_argument("--no-weekend-split", action="store_true", help="do not keep weekdays and weekends apart")
-    g.add_argument("--min-history", type=int, default=2, metavar="N", help="matching previous days needed for a prediction (default 2)")
+    g.add_argument("--min-history", type=positive_int, default=2, metavar="N", help="matching previous days needed for a prediction (default 2)")
 
 
 def _read_source(args: argparse.Namespace, report: IngestReport, store: HistoryStore) -> list[JobRun]:
@@ -169,7 +169,7 @@ def _add_ingest(history: argparse._SubParsersAction) -> None:
     p.add_argument("--key-pattern", metavar="REGEX", help="with --key pattern: the key is the regex's first group in the job name")
     p.add_argument("--swim-start", type=_option(parse_time), default=DEFAULT_START.isoformat(), metavar="TIME", help="wall-clock time of the SWIM trace's second 0 (default 2009-10-01T00:00Z)")
     p.add_argument("--no-tasks", action="store_true", help="JobHistory: skip per-task samples (faster; no MRCute rate fit)")
-    p.add_argument("--skew-tolerance", type=float, default=5.0, metavar="S", help="clock skew clamped up to S seconds; larger skips the run (default 5)")
+    p.add_argument("--skew-tolerance", type=non_negative_float, default=5.0, metavar="S", help="clock skew clamped up to S seconds; larger skips the run (default 5)")
     p.set_defaults(func=_ingest)
 
 
@@ -199,7 +199,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--at", required=True, type=_option(parse_time), metavar="TIME", help="start of the planning period, ISO 8601 (UTC without a zone)")
     p.add_argument("--horizon", required=True, type=_option(parse_duration), metavar="H", help="length of the period, e.g. 24h, 1d, 90m")
     p.add_argument("--out", required=True, metavar="FILE", help="jobs file to write (corral-yarn/jobs/v1)")
-    p.add_argument("--slack", type=float, default=0.0, metavar="F", help="scale predicted sizes by 1+F against prediction errors (default 0)")
+    p.add_argument("--slack", type=non_negative_float, default=0.0, metavar="F", help="scale predicted sizes by 1+F against prediction errors (default 0)")
     p.add_argument("--new-jobs", type=Path, metavar="FILE", help="jobs without history to add, sized from their profiling runs (JSON, docs/estimator.md)")
     p.add_argument("--predictor", choices=[AUTO, *PREDICTORS], default=AUTO, help="auto: per job, the best in a rolling backtest (default)")
     p.add_argument("--no-adhoc", action="store_true", help="predict recurring slots only, not the size classes' uncovered arrival rates")
@@ -209,8 +209,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help=f"mark jobs whose co-location slowed one of them by F or more in history (default F {THRESHOLD}; docs/paragon.md)")
     p.add_argument("--cluster", type=Path, metavar="FILE",
                    help="cluster spec; with node_classes, each job gets its per-class speedups from its task samples (docs/paragon.md)")
-    p.add_argument("--default-map-rate", type=float, default=50e6, metavar="B/S", help="B_map^P for jobs without task samples (default 5e7)")
-    p.add_argument("--default-reduce-rate", type=float, default=50e6, metavar="B/S", help="B_reduce^P for jobs without task samples (default 5e7)")
+    p.add_argument("--default-map-rate", type=positive_float, default=50e6, metavar="B/S", help="B_map^P for jobs without task samples (default 5e7)")
+    p.add_argument("--default-reduce-rate", type=positive_float, default=50e6, metavar="B/S", help="B_reduce^P for jobs without task samples (default 5e7)")
     p.add_argument("--block-size", type=positive_int, default=BLOCK_BYTES, metavar="N",
                    help=f"the cluster's dfs.blocksize: one map task per block for jobs whose runs do not give bytes per map (default {BLOCK_BYTES}, HDFS's)")
     _add_season_options(p)

@@ -50,7 +50,12 @@ def test_estimate_writes_a_jobs_file_and_details(store, tmp_path, capsys):
     [
         (["--at", "yesterday", "--horizon", "1d"], "not an ISO 8601 time"),
         (["--at", AT, "--horizon", "soon"], "not a positive duration"),
-        (["--at", AT, "--horizon", "1d", "--slack", "-1"], "slack must be >= 0"),
+        (["--at", AT, "--horizon", "1d", "--slack", "-1"], "argument --slack: expected a finite number >= 0, got '-1'"),
+        (["--at", AT, "--horizon", "1d", "--slack", "nan"], "argument --slack: expected a finite number >= 0, got 'nan'"),
+        (["--at", AT, "--horizon", "1d", "--default-map-rate", "-1"], "argument --default-map-rate: expected a finite number > 0"),
+        (["--at", AT, "--horizon", "1d", "--default-reduce-rate", "nan"], "argument --default-reduce-rate: expected a finite number > 0"),
+        (["--at", AT, "--horizon", "1d", "--lookback", "0"], "argument --lookback: expected a whole number >= 1, got '0'"),
+        (["--at", AT, "--horizon", "1d", "--min-history", "-1"], "argument --min-history: expected a whole number >= 1, got '-1'"),
         (["--at", SPEC.start.isoformat(), "--horizon", "1h"], "no recurring job has a submission slot"),
         (["--at", AT, "--horizon", "1d", "--new-jobs", "NEW"], "jobs[0].input_bytes"),
         (["--at", AT, "--horizon", "1d", "--new-jobs", "NEW-UNPROFILED"], "jobs[0]: no profiling run with sizes for 'brand-new'"),

@@ -86,6 +86,14 @@ def test_no_history_for_the_period_is_a_clear_error(history):
         estimate(runs, EstimateOptions(at=SPEC.start + timedelta(hours=1), horizon=timedelta(hours=1)))
 
 
+@pytest.mark.parametrize(("option", "value"), [("slack", math.nan), ("slack", math.inf), ("slack", -0.1),
+                                               ("default_map_rate_bytes_per_s", -1.0), ("default_reduce_rate_bytes_per_s", math.nan),
+                                               ("default_map_rate_bytes_per_s", math.inf)])
+def test_options_refuse_a_nan_infinite_or_negative_figure_naming_it(option, value):
+    with pytest.raises(InputError, match=f"^{option}: "):
+        EstimateOptions(at=AT, horizon=timedelta(hours=1), **{option: value})
+
+
 def test_map_only_history_gives_map_only_jobs():
     t0 = datetime(2026, 1, 5, 6, tzinfo=UTC)
     runs = [
