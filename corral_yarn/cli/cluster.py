@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from corral_yarn.cli.types import positive_float, positive_int
 from corral_yarn.cluster.apps import YarnApp
 from corral_yarn.cluster.connect import Cluster, Endpoints
 from corral_yarn.cluster.grants import period_from_now, read_secret
@@ -29,10 +30,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("topology", help="racks, DataNodes and NodeManagers of a cluster, and a ClusterSpec for the planner")
     add_cluster_options(p)
     p.add_argument("--out", type=Path, help="write the ClusterSpec JSON here")
-    p.add_argument("--nic-gbps", type=float, default=10.0, help="NIC bandwidth per machine in Gbit/s (default 10)")
-    p.add_argument("--disk-mbps", type=float, default=100.0, help="disk bandwidth per machine in MB/s (default 100)")
-    p.add_argument("--oversubscription", type=float, default=5.0, help="rack-to-core oversubscription O > 1 (default 5)")
-    p.add_argument("--task-memory-mb", type=int, default=1024, help="memory of one task container, for slots per machine (default 1024)")
+    p.add_argument("--nic-gbps", type=positive_float, default=10.0, help="NIC bandwidth per machine in Gbit/s (default 10)")
+    p.add_argument("--disk-mbps", type=positive_float, default=100.0, help="disk bandwidth per machine in MB/s (default 100)")
+    p.add_argument("--oversubscription", type=positive_float, default=5.0, help="rack-to-core oversubscription O > 1 (default 5)")
+    p.add_argument("--task-memory-mb", type=positive_int, default=1024, help="memory of one task container, for slots per machine (default 1024)")
     p.set_defaults(func=_topology)
 
     p = subparsers.add_parser("upload", help="upload a job's input with one replica of every block in its racks R_j")
@@ -40,9 +41,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_hints_options(p)
     p.add_argument("local", type=Path, help="local file or directory")
     p.add_argument("target", help="HDFS path to create (must not exist unless --overwrite)")
-    p.add_argument("--block-size", type=int, help="HDFS block size in bytes (default: the NameNode's dfs.blocksize)")
-    p.add_argument("--replication", type=int, help="replication factor (default: the NameNode's dfs.replication)")
-    p.add_argument("--threads", type=int, default=4, help="files written in parallel (default 4)")
+    p.add_argument("--block-size", type=positive_int, help="HDFS block size in bytes (default: the NameNode's dfs.blocksize)")
+    p.add_argument("--replication", type=positive_int, help="replication factor (default: the NameNode's dfs.replication)")
+    p.add_argument("--threads", type=positive_int, default=4, help="files written in parallel (default 4)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing target")
     p.add_argument("--report", type=Path, help="also write the placement report JSON here")
     p.set_defaults(func=_upload)
@@ -59,8 +60,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="tag it latency-sensitive, corral-latency:FUNCTION (e.g. memcached; default: the plan's latency_function): "
                         "with a latency file on the RM, R_j's nodes nearest its AM go first (docs/rack-tags.md)")
     p.add_argument("--wait", action="store_true", help="wait until the application ends; exit 2 unless it succeeded")
-    p.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait with --wait (default 3600)")
-    p.add_argument("--grant-hours", type=float, default=GRANT_HOURS,
+    p.add_argument("--timeout", type=positive_float, default=3600.0, help="seconds to wait with --wait (default 3600)")
+    p.add_argument("--grant-hours", type=positive_float, default=GRANT_HOURS,
                    help=f"with a grant secret: the planner grant is valid for this many hours from now (default {GRANT_HOURS:g})")
     p.set_defaults(func=_submit)
 
@@ -68,7 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_cluster_options(p)
     p.add_argument("app_id", help="application id, e.g. application_1700000000000_0001")
     p.add_argument("--wait", action="store_true", help="wait until it ends; exit 2 unless it succeeded")
-    p.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait with --wait (default 3600)")
+    p.add_argument("--timeout", type=positive_float, default=3600.0, help="seconds to wait with --wait (default 3600)")
     p.set_defaults(func=_status)
 
     p = subparsers.add_parser("kill", help="kill a YARN application and wait until it has ended")
@@ -106,8 +107,6 @@ def cluster_from_args(args: argparse.Namespace) -> Cluster:
         path = args.cluster or Path(os.environ.get("CORRAL_CLUSTER_JSON") or DEFAULT_CLUSTER_JSON)
         endpoints = Endpoints.from_cluster_json(path)
     threads = getattr(args, "threads", 4)
-    if threads < 1:
-        raise InputError(f"--threads must be at least 1, got {threads}")
     secret = read_secret(args.grant_secret_file) if args.grant_secret_file else None
     return Cluster(endpoints, user=args.user, threads=threads, progress=not args.no_progress, grant_secret=secret)
 
@@ -129,6 +128,8 @@ def _print(doc: Any) -> None:
 
 
 def _topology(args: argparse.Namespace) -> int:
+    if not args.oversubscription > 1:  # ClusterSpec's O > 1, checked before the cluster is asked
+        raise InputError(f"must be > 1, got {args.oversubscription:g}", field="--oversubscription")
     topo = cluster_from_args(args).topology()
     spec = topo.cluster_spec("discovered", args.nic_gbps * 1.25e8, args.disk_mbps * 1e6, args.oversubscription, args.task_memory_mb)
     for d in topo.disagreements:
@@ -159,15 +160,14 @@ def _submit(args: argparse.Namespace) -> int:
         check_tag_value("--latency", args.latency)
         tags = dataclasses.replace(tags, latency=args.latency)
     priority = planned_priority if args.priority is None else args.priority
+    job = load(MapReduceJob, args.mapreduce) if args.mapreduce else load(YarnApp, args.yarn_app)  # a bad file fails before the cluster is asked
     cluster = cluster_from_args(args)
-    if args.grant_hours <= 0:
-        raise InputError(f"--grant-hours must be positive, got {args.grant_hours:g}")
     period = period_from_now(datetime.now(UTC), args.grant_hours)
-    if args.mapreduce:
-        report = cluster.mapreduce().submit(load(MapReduceJob, args.mapreduce), tags, priority, args.queue, grant_period=period)
+    if isinstance(job, MapReduceJob):
+        report = cluster.mapreduce().submit(job, tags, priority, args.queue, grant_period=period)
     else:
         default_fs = cluster.rm.configuration().get("fs.defaultFS", ("", ""))[0]
-        submission = load(YarnApp, args.yarn_app).submission(cluster.hdfs, default_fs, tags, priority, args.queue)
+        submission = job.submission(cluster.hdfs, default_fs, tags, priority, args.queue)
         report = cluster.rm.submit(dataclasses.replace(submission, grant_period=period))
     if args.wait:
         report = cluster.rm.wait(report.app_id, timeout_s=args.timeout)

@@ -33,6 +33,17 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     (["submit", "--cluster", "c.json", "--racks", "/a", "--job", "j"], "one of the arguments --mapreduce --yarn-app is required"),
     (["submit", "--cluster", "c.json", "--racks", "/a", "--job", "j", "--latency", "a,b", "--mapreduce", "j.json"],
      "--latency 'a,b' cannot go into a YARN tag"),
+    (["topology", "--cluster", "c.json", "--nic-gbps", "-1"], "argument --nic-gbps: expected a finite number > 0, got '-1'"),
+    (["topology", "--cluster", "c.json", "--disk-mbps", "nan"], "argument --disk-mbps: expected a finite number > 0, got 'nan'"),
+    (["topology", "--cluster", "c.json", "--oversubscription", "1"], "--oversubscription: must be > 1, got 1"),
+    (["topology", "--cluster", "c.json", "--task-memory-mb", "0"], "argument --task-memory-mb: expected a whole number >= 1, got '0'"),
+    (["upload", "--cluster", "c.json", "--racks", "/a", "--job", "j", "local", "/t", "--block-size", "-1"], "argument --block-size"),
+    (["upload", "--cluster", "c.json", "--racks", "/a", "--job", "j", "local", "/t", "--replication", "0"], "argument --replication"),
+    (["upload", "--cluster", "c.json", "--racks", "/a", "--job", "j", "local", "/t", "--threads", "0"], "argument --threads"),
+    (["submit", "--cluster", "c.json", "--racks", "/a", "--job", "j", "--mapreduce", "j.json", "--grant-hours", "nan"], "argument --grant-hours"),
+    (["submit", "--cluster", "c.json", "--racks", "/a", "--job", "j", "--mapreduce", "j.json", "--wait", "--timeout", "-1"], "argument --timeout"),
+    (["submit", "--cluster", "c.json", "--racks", "/a", "--job", "j", "--mapreduce", "missing.json"], "no such file: missing.json"),
+    (["status", "--cluster", "c.json", "application_1_0001", "--wait", "--timeout", "nan"], "argument --timeout"),
 ])
 def test_usage_errors_are_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                argv: list[str], message: str) -> None:
