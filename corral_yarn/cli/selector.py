@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from corral_yarn.cli.types import non_negative_float, non_negative_int, positive_float, positive_int, unit_interval
 from corral_yarn.errors import InputError
 from corral_yarn.io import write_atomic
 from corral_yarn.report.charts import Panel, comparison_png
@@ -20,30 +21,30 @@ from corral_yarn.selector.workload import check_occupancy
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("select-sim", help="simulate the resource selector: rejected requests, goodput, late jobs per strategy")
     dc = p.add_argument_group("datacenter (a three-level tree, thesis §4.4.1)")
-    dc.add_argument("--machines-per-rack", type=int, default=40, help="machines per rack (default 40)")
-    dc.add_argument("--racks-per-pod", type=int, default=10, help="racks per aggregation switch (default 10)")
-    dc.add_argument("--pods", type=int, default=40, help="aggregation switches under the core (default 40: 16,000 machines)")
-    dc.add_argument("--vm-slots", type=int, default=4, help="VM slots per machine (default 4)")
-    dc.add_argument("--nic-mbps", type=int, default=1000, help="machine NIC in Mbit/s (default 1000)")
-    dc.add_argument("--oversubscription", type=float, default=10.0, help="rack uplink oversubscription (default 10)")
-    dc.add_argument("--pod-oversubscription", type=float, default=1.0, help="pod uplink oversubscription (default 1)")
-    dc.add_argument("--disk-mbps", type=float, default=1000.0, help="disk bandwidth of a VM in Mbit/s (default 1000 = 125 MB/s)")
+    dc.add_argument("--machines-per-rack", type=positive_int, default=40, help="machines per rack (default 40)")
+    dc.add_argument("--racks-per-pod", type=positive_int, default=10, help="racks per aggregation switch (default 10)")
+    dc.add_argument("--pods", type=positive_int, default=40, help="aggregation switches under the core (default 40: 16,000 machines)")
+    dc.add_argument("--vm-slots", type=positive_int, default=4, help="VM slots per machine (default 4)")
+    dc.add_argument("--nic-mbps", type=positive_int, default=1000, help="machine NIC in Mbit/s (default 1000)")
+    dc.add_argument("--oversubscription", type=positive_float, default=10.0, help="rack uplink oversubscription (default 10)")
+    dc.add_argument("--pod-oversubscription", type=positive_float, default=1.0, help="pod uplink oversubscription (default 1)")
+    dc.add_argument("--disk-mbps", type=positive_float, default=1000.0, help="disk bandwidth of a VM in Mbit/s (default 1000 = 125 MB/s)")
     wl = p.add_argument_group("requests (thesis §4.4.1-2)")
-    wl.add_argument("--requests", type=int, default=15000, help="application requests (default 15000)")
+    wl.add_argument("--requests", type=positive_int, default=15000, help="application requests (default 15000)")
     wl.add_argument("--occupancy", type=float, default=0.75, help="target VM occupancy lambda N T / M, in (0, 1] (default 0.75)")
-    wl.add_argument("--mean-vms", type=float, default=50.0, help="mean N_base of the Baseline tuple (default 50)")
-    wl.add_argument("--mean-bandwidth-mbps", type=int, default=500, help="mean B_base of the Baseline tuple in Mbit/s (default 500)")
-    wl.add_argument("--task-rate-mbps", type=int, default=500, help="mean map/reduce processing rate B^P in Mbit/s (default 500)")
-    wl.add_argument("--outlier-probability", type=float, default=0.0, help="chance a task is an outlier (default 0: perfect prediction)")
-    wl.add_argument("--outlier-slowdown", type=float, default=1.0, help="an outlier runs 1 + Exp(this mean) times longer (default 1)")
-    wl.add_argument("--history-s", type=float, default=20000.0,
+    wl.add_argument("--mean-vms", type=positive_float, default=50.0, help="mean N_base of the Baseline tuple (default 50)")
+    wl.add_argument("--mean-bandwidth-mbps", type=positive_int, default=500, help="mean B_base of the Baseline tuple in Mbit/s (default 500)")
+    wl.add_argument("--task-rate-mbps", type=positive_int, default=500, help="mean map/reduce processing rate B^P in Mbit/s (default 500)")
+    wl.add_argument("--outlier-probability", type=unit_interval(closed=False), default=0.0, help="chance a task is an outlier (default 0: perfect prediction)")
+    wl.add_argument("--outlier-slowdown", type=non_negative_float, default=1.0, help="an outlier runs 1 + Exp(this mean) times longer (default 1)")
+    wl.add_argument("--history-s", type=non_negative_float, default=20000.0,
                     help="start from the requests still running from this many seconds of earlier arrivals (default 20000; 0: start empty)")
-    wl.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    wl.add_argument("--seed", type=non_negative_int, default=0, help="random seed (default 0)")
     sel = p.add_argument_group("selection")
     sel.add_argument("--strategies", default=",".join(STRATEGIES), help=f"comma-separated, of {', '.join(STRATEGIES)} (default all)")
-    sel.add_argument("--slack", type=float, default=0.0, help="tuples must finish by deadline / (1 + slack) (default 0)")
-    sel.add_argument("--max-candidates", type=int, default=24, help="frontier tuples tried per request (default 24)")
-    sel.add_argument("--warmup-fraction", type=float, default=0.0, help="leave the first fraction of requests out of the metrics (default 0)")
+    sel.add_argument("--slack", type=non_negative_float, default=0.0, help="tuples must finish by deadline / (1 + slack) (default 0)")
+    sel.add_argument("--max-candidates", type=positive_int, default=24, help="frontier tuples tried per request (default 24)")
+    sel.add_argument("--warmup-fraction", type=unit_interval(closed=False), default=0.0, help="leave the first fraction of requests out of the metrics (default 0)")
     out = p.add_argument_group("output")
     out.add_argument("--out", type=Path, help="write the results JSON here (default: print it)")
     out.add_argument("--report", type=Path, help="write an HTML/PNG report into this directory")

@@ -139,8 +139,8 @@ class CandidateRules:
     faster_steps: int = 3
 
     def __post_init__(self) -> None:
-        if self.slack < 0 or self.quantum < 1 or self.max_bandwidth < self.quantum:
-            raise InputError("slack must be >= 0 and max_bandwidth >= quantum >= 1 byte/s", field="candidate rules")
+        if not 0 <= self.slack < np.inf or self.quantum < 1 or self.max_bandwidth < self.quantum:  # NaN slack fails too
+            raise InputError(f"slack must be finite and >= 0 and max_bandwidth >= quantum >= 1 byte/s (got slack {self.slack})", field="candidate rules")
         if self.max_vms < 1 or self.max_candidates < 2 or self.faster_steps < 0:
             raise InputError("max_vms >= 1, max_candidates >= 2 and faster_steps >= 0 are required", field="candidate rules")
 

@@ -23,6 +23,7 @@ allocation restores the state exactly.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -54,8 +55,8 @@ class TreeTopology:
             raise InputError("every level needs at least one child", field="fanout")
         if len(self.oversubscription) != len(self.fanout) - 1:
             raise InputError(f"give {len(self.fanout) - 1} ratios, one per level above machines", field="oversubscription")
-        if min(self.oversubscription, default=1.0) < 1.0:
-            raise InputError("oversubscription must be >= 1", field="oversubscription")
+        if not all(1.0 <= o < math.inf for o in self.oversubscription):  # written so that NaN fails too
+            raise InputError(f"must be finite and >= 1, got {self.oversubscription}", field="oversubscription")
         if self.vm_slots < 1 or self.nic_bytes_per_s < 1:
             raise InputError("vm_slots and nic_bytes_per_s must be positive", field="vm_slots")
 

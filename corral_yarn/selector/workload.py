@@ -53,12 +53,12 @@ class WorkloadConfig:
         if self.requests < 1:
             raise InputError(f"must be >= 1, got {self.requests}", field="requests")
         check_occupancy(self.occupancy, field="occupancy")
-        if self.history_s < 0:
-            raise InputError(f"must be >= 0, got {self.history_s}", field="history_s")
+        if not 0 <= self.history_s < math.inf:  # written so that NaN fails too
+            raise InputError(f"must be finite and >= 0, got {self.history_s}", field="history_s")
         for name, value, least in (("mean_vms", self.mean_vms, 1), ("mean_bandwidth", self.mean_bandwidth, MBPS),
                                    ("mean_task_rate", self.mean_task_rate, MBPS), ("outlier_mean_slowdown", self.outlier_mean_slowdown, 0)):
-            if value < least:
-                raise InputError(f"must be >= {least}, got {value}", field=name)
+            if not least <= value < math.inf:
+                raise InputError(f"must be finite and >= {least}, got {value}", field=name)
         if not 0 <= self.outlier_probability < 1:
             raise InputError(f"must be in [0, 1), got {self.outlier_probability}", field="outlier_probability")
 

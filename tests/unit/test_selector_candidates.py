@@ -77,8 +77,9 @@ def test_max_candidates_keeps_both_ends():
 
 
 def test_bad_rules():
-    with pytest.raises(InputError, match="slack"):
-        CandidateRules(slack=-0.1)
+    for slack in (-0.1, float("nan"), float("inf")):
+        with pytest.raises(InputError, match="slack"):
+            CandidateRules(slack=slack)
     with pytest.raises(InputError, match="max_candidates"):
         CandidateRules(max_candidates=1)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from corral_yarn.cli import main
 
 SMALL = ["select-sim", "--machines-per-rack", "8", "--racks-per-pod", "2", "--pods", "2", "--requests", "60",
@@ -36,6 +38,19 @@ def test_errors_are_one_line_and_write_nothing(tmp_path, capsys):
         assert capsys.readouterr().err == f"corral: error: --occupancy: must be in (0, 1], got {occupancy}\n"
     assert main([*SMALL, "--oversubscription", "0.5", "--out", str(out)]) == 2
     assert main([*SMALL, "--disk-mbps", "0", "--out", str(out)]) == 2
-    assert "disk_bandwidth_bytes_per_s" in capsys.readouterr().err.splitlines()[-1]
+    assert "argument --disk-mbps: expected a finite number > 0, got '0'" in capsys.readouterr().err.splitlines()[-1]
     assert main([*SMALL, "--warmup-fraction", "1", "--out", str(out)]) == 2
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("option", "value"), [
+    ("--oversubscription", "nan"), ("--pod-oversubscription", "inf"), ("--requests", "0"), ("--pods", "-1"), ("--machines-per-rack", "0"),
+    ("--vm-slots", "0"), ("--nic-mbps", "0"), ("--mean-vms", "nan"), ("--outlier-probability", "2"), ("--outlier-slowdown", "nan"),
+    ("--history-s", "-1"), ("--seed", "-1"), ("--slack", "nan"), ("--max-candidates", "0"), ("--warmup-fraction", "1.5"),
+])
+def test_a_bad_number_names_its_option(tmp_path, capsys, option, value):
+    out = tmp_path / "result.json"
+    assert main([*SMALL, option, value, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"corral: error: argument {option}: expected ") and err.count("\n") == 1
     assert not out.exists()

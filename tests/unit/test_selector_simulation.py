@@ -107,9 +107,11 @@ def test_bad_occupancy(occupancy):
 def test_bad_workload():
     with pytest.raises(InputError, match="^requests:"):
         WorkloadConfig(requests=0)
-    with pytest.raises(InputError, match="^history_s:"):
-        WorkloadConfig(history_s=-1.0)
+    for history_s in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(InputError, match="^history_s:"):
+            WorkloadConfig(history_s=history_s)
     for field, value in (("mean_vms", 0), ("mean_bandwidth", 10), ("mean_task_rate", 0), ("outlier_mean_slowdown", -1.0),
-                         ("outlier_probability", 1.0)):
+                         ("outlier_probability", 1.0), ("mean_vms", float("nan")), ("outlier_mean_slowdown", float("nan")),
+                         ("mean_task_rate", float("inf"))):
         with pytest.raises(InputError, match=f"^{field}: must be"):
             WorkloadConfig(**{field: value})

@@ -125,5 +125,8 @@ def test_topology_capacities_and_errors():
     assert [t.level_name(l) for l in range(3)] == ["machine", "rack", "pod"]
     with pytest.raises(InputError, match="oversubscription"):
         TreeTopology(fanout=(4, 2), vm_slots=2, nic_bytes_per_s=10, oversubscription=())
+    for ratio in (0.5, float("nan"), float("inf")):
+        with pytest.raises(InputError, match="^oversubscription: must be finite and >= 1"):
+            TreeTopology(fanout=(4, 2), vm_slots=2, nic_bytes_per_s=10, oversubscription=(ratio,))
     with pytest.raises(InputError, match="N >= 1"):
         VirtualCluster(vms=0, bandwidth=10)
