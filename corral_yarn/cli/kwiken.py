@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from corral_yarn.cli.types import non_negative_float, positive_int, unit_interval
+from corral_yarn.cli.types import non_negative_float, non_negative_int, positive_int, unit_interval
 from corral_yarn.errors import InputError
 from corral_yarn.io import load, save, to_json, write_atomic
 from corral_yarn.kwiken import synthetic
@@ -94,8 +94,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     commands = kwiken.add_subparsers(title="kwiken commands", metavar="COMMAND", required=True)
     example = commands.add_parser("example", help="write a synthetic DAG and its training and test latency logs (docs/kwiken.md)")
     example.add_argument("--out", required=True, type=Path, metavar="DIR", help="directory for dag.json, train.csv and test.csv")
-    example.add_argument("--index", type=int, default=0, help="which generated DAG (default 0)")
-    example.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    example.add_argument("--index", type=non_negative_int, default=0, help="which generated DAG (default 0)")
+    example.add_argument("--seed", type=non_negative_int, default=0, help="random seed (default 0)")
     example.add_argument("--requests", type=positive_int, default=10_000, help="requests per log (default 10000)")
     example.set_defaults(func=_example)
     plan = commands.add_parser("plan", help="learn V_s(r) from a latency log and apportion a reissue budget: r_s and timeout T_s per stage")
@@ -104,7 +104,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     plan.add_argument("--budget", required=True, type=unit_interval(closed=True), help="B: extra resources for reissues, a fraction in [0, 1]")
     plan.add_argument("--policy", choices=POLICIES, default="sumvar", help="how to apportion B (default sumvar, §5.3.1; the rest are §5.4.2's baselines)")
     plan.add_argument("--random-allocations", type=positive_int, default=10_000, help="allocations tried by random-best (default 10000)")
-    plan.add_argument("--seed", type=int, default=0, help="random seed of the offline resampling (default 0)")
+    plan.add_argument("--seed", type=non_negative_int, default=0, help="random seed of the offline resampling (default 0)")
     plan.add_argument("--out", required=True, type=Path, metavar="FILE", help="the plan (corral-yarn/kwiken-plan/v1)")
     plan.add_argument("--json", action="store_true", help="print the plan as JSON instead of the table")
     plan.set_defaults(func=_plan)
@@ -112,7 +112,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     simulate.add_argument("--dag", required=True, type=Path, metavar="FILE", help="the DAG the plan was made for")
     simulate.add_argument("--plan", required=True, type=Path, metavar="FILE", help="a plan from 'corral kwiken plan'")
     simulate.add_argument("--samples", required=True, type=Path, metavar="CSV", help="test log: request_id,stage,latency[,cost]")
-    simulate.add_argument("--seed", type=int, default=0, help="random seed of the reissue draws (default 0)")
+    simulate.add_argument("--seed", type=non_negative_int, default=0, help="random seed of the reissue draws (default 0)")
     simulate.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
     simulate.set_defaults(func=_simulate)
     yarn = commands.add_parser("yarn-plan", help="apportion a budget of speculative copies over the recurring MapReduce jobs' map and "
@@ -133,7 +133,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="what T_s is measured against: 'absolute' (default) keeps the history's T_s in ms throughout; 'relative' (ours) carries T_s over the stage's mean past duration and the "
                            "estimator multiplies it by the mean of the job's own succeeded tasks of that type once one has succeeded (the "
                            "history's T_s before; one --quick run measured worse than absolute, docs/kwiken.md)")
-    yarn.add_argument("--seed", type=int, default=0, help="random seed of the offline resampling (default 0)")
+    yarn.add_argument("--seed", type=non_negative_int, default=0, help="random seed of the offline resampling (default 0)")
     yarn.add_argument("--out", required=True, type=Path, metavar="FILE",
                       help="the settings file (corral-yarn/kwiken-yarn/v3); the pipeline reads <home>/kwiken-yarn.json")
     yarn.add_argument("--json", action="store_true", help="print the settings as JSON instead of the table")

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from corral_yarn.cli.types import non_negative_float, positive_float, positive_int
+from corral_yarn.cli.types import non_negative_float, non_negative_int, positive_float, positive_int
 from corral_yarn.nomora import simulation, workload
 
 
@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="policies to run (default all)")
     sim.add_argument("--beta", type=non_negative_float, default=1.0,
                      help="β per second already run, for nomora_preempt_beta (default 1)")
-    sim.add_argument("--seed", type=int, default=1, help="seed of the workload and the latencies (default 1)")
+    sim.add_argument("--seed", type=non_negative_int, default=1, help="seed of the workload and the latencies (default 1)")
     sim.add_argument("--trace", nargs="+", type=Path, metavar="CSV",
                      help="Google cluster-trace 2011 task_events files (.csv or .csv.gz) to replay instead of generating")
     sim.add_argument("--json", action="store_true", help="print one JSON document instead of the table")

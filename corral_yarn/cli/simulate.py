@@ -44,7 +44,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster", required=True, type=Path, metavar="C.json", help="the cluster (corral-yarn/cluster/v1 JSON)")
     p.add_argument("--workload", required=True, type=Path, metavar="W.json", help="the jobs that actually run (corral-yarn/jobs/v1 JSON); jobs without recurring_key are ad hoc")
     p.add_argument("--scenario", choices=SCENARIOS, default="online", help="batch: every job arrives at 0; online (default): jobs arrive at their arrival_s")
-    p.add_argument("--seed", type=int, default=0, help="random seed of data placement and scheduling choices (default 0)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="random seed of data placement and scheduling choices (default 0)")
     p.add_argument("--predicted", type=Path, metavar="W.json", help="the predicted jobs the plan is built from (default: --workload itself); use it to inject prediction errors")
     p.add_argument("--plan", type=Path, metavar="PLAN.json", help="a plan from 'corral plan' for corral/localshuffle (default: planned here from the predicted jobs)")
     p.add_argument("--background-share", type=_share, default=0.0, metavar="F", help="share of every rack's core bandwidth taken by background traffic, in [0, 1) (default 0)")

@@ -7,7 +7,7 @@ import argparse
 import json
 from pathlib import Path
 
-from corral_yarn.cli.types import positive_float, positive_int
+from corral_yarn.cli.types import non_negative_float, positive_float, positive_int
 from corral_yarn.errors import InputError
 from corral_yarn.io import write_atomic
 from corral_yarn.nomora import latency
@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("--nodes-per-rack", type=positive_int, default=2, help="workers per rack (default 2)")
     up.add_argument("--node-mbit", type=positive_float, default=100.0, help="NIC rate of a node in Mbit/s (default 100)")
     up.add_argument("--oversubscription", type=positive_float, default=5.0, help="core oversubscription O >= 1 (default 5, the thesis testbed)")
-    up.add_argument("--node-cpus", type=float, default=None, metavar="CORES",
+    up.add_argument("--node-cpus", type=non_negative_float, default=None, metavar="CORES",
                     help="cores each node's containers may use (a CFS quota per node; default: this machine's cores / nodes; "
                          "0: no per-node quota, all nodes share the machine's cores)")
     up.add_argument("--rack-cpus", metavar="RACK=CORES,...",
