@@ -81,7 +81,12 @@ class MRCutePlus(_Strict):
     fitted_runs: int = Field(default=0, ge=0, description="how many runs the parameters were fitted on (0: not fitted)")
 
 
-LatencyModel = Literal["paper"] | MRCutePlus
+# the thesis's model by name, or MRCute+'s parameters; one branch validates, so an error names its real field
+# (model.task_startup_s, not "should be 'paper'"; "union-" tags are left out of error paths, corral_yarn.io)
+LatencyModel = Annotated[
+    Annotated[Literal["paper"], Tag("union-paper")] | Annotated[MRCutePlus, Tag("union-mrcute+")],
+    Discriminator(lambda value: "union-paper" if isinstance(value, str) else "union-mrcute+"),
+]
 
 
 class NodeClass(_Strict):

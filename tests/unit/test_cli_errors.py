@@ -52,7 +52,12 @@ def _infinite_size(d: dict) -> None:
     d["jobs"]["jobs"][3]["stages"][0]["output_bytes"] = float("inf")
 
 
+def _negative_model_startup(d: dict) -> None:
+    d["cluster"]["model"] = {"task_startup_s": -2}
+
+
 BAD_INPUTS: dict[str, tuple[Callable[[dict], None], str]] = {
+    "MRCute+ with a negative start-up": (_negative_model_startup, "cluster.json: model.task_startup_s: Input should be greater than or equal to 0 (got -2)"),
     "missing field": (_missing_field, "jobs.json: jobs[1].stages[0].map_tasks: Field required"),
     "negative size": (_negative_size, "jobs.json: jobs[2].stages[0].input_bytes: Input should be greater than or equal to 0 (got -5)"),
     "duplicate rack names": (_duplicate_racks, "cluster.json: ClusterSpec: duplicate rack names ['/rack-00']"),
