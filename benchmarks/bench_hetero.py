@@ -56,9 +56,11 @@ from typing import Any
 
 import numpy as np
 
+from corral_yarn.cli.types import non_negative_float, non_negative_int, positive_float, positive_int
 from corral_yarn.cluster.connect import Cluster
 from corral_yarn.errors import InputError
 from corral_yarn.contracts import ClusterSpec, JobSpec, MRCutePlus, Plan, Workload
+from corral_yarn.io import parse
 from corral_yarn.model.classes import STARTUPS, identical_machines, mean_startup, startup
 from corral_yarn.planner.build import build_plan
 from corral_yarn.sim.run import RunSpec, simulate
@@ -79,28 +81,34 @@ HISTORY_SEEDS = (1000, 1001)  # the history runs' workloads: the same recurring 
 
 def _args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--jobs", type=int, default=30)
-    p.add_argument("--racks-per-class", type=int, default=3)
-    p.add_argument("--machines-per-rack", type=int, default=10)
-    p.add_argument("--cpu-speedup", type=float, default=2.5, help="CPU-bound tasks on new racks against old racks")
-    p.add_argument("--new-disk", type=float, default=3e8, help="B_D of the new racks, bytes/s (old racks: the cluster's 1e8)")
-    p.add_argument("--span", type=float, default=600.0, help="online arrivals spread over this many seconds")
-    p.add_argument("--seed", type=int, default=0, help="first workload seed (simulator)")
-    p.add_argument("--sim-seeds", type=int, default=1, help="simulator: seeds --seed .. --seed + N - 1, ratios and their median (default 1)")
+    p.add_argument("--jobs", type=positive_int, default=30)
+    p.add_argument("--racks-per-class", type=positive_int, default=3)
+    p.add_argument("--machines-per-rack", type=positive_int, default=10)
+    p.add_argument("--cpu-speedup", type=positive_float, default=2.5, help="CPU-bound tasks on new racks against old racks")
+    p.add_argument("--new-disk", type=positive_float, default=3e8, help="B_D of the new racks, bytes/s (old racks: the cluster's 1e8)")
+    p.add_argument("--span", type=non_negative_float, default=600.0, help="online arrivals spread over this many seconds")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="first workload seed (simulator)")
+    p.add_argument("--sim-seeds", type=positive_int, default=1, help="simulator: seeds --seed .. --seed + N - 1, ratios and their median (default 1)")
     p.add_argument("--model", choices=("mrcute+", "paper"), default="mrcute+",
                    help="the planner's latency model: MRCute+ (default; it has the output-write term the simulator runs) or the thesis's")
-    p.add_argument("--task-startup", type=float, default=0.0,
+    p.add_argument("--task-startup", type=non_negative_float, default=0.0,
                    help="MRCute+'s per-task start-up at speedup 1, seconds: S / speedup on each class, planned and simulated (default 0)")
     p.add_argument("--task-startup-planned", choices=("per-class", "mean"), default="per-class",
                    help="what the planners see of --task-startup: each class's figure (default) or one figure, the mean over racks")
     t = p.add_argument_group("--testbed: real Hadoop on the shaped testbed (root)")
     t.add_argument("--testbed", action="store_true", help="run on the testbed instead of the simulator")
-    t.add_argument("--seeds", type=int, default=1, help="workload seeds, each run under both plans (default 1)")
+    t.add_argument("--seeds", type=positive_int, default=1, help="workload seeds, each run under both plans (default 1)")
     t.add_argument("--rack-cpus", default="a=0.6,b=0.2,c=0.2", help="cores per node of each rack (default a=0.6,b=0.2,c=0.2)")
-    t.add_argument("--node-mbit", type=float, default=40.0, help="NIC rate of a node, Mbit/s (default 40)")
-    t.add_argument("--oversubscription", type=float, default=5.0, help="core oversubscription O (default 5)")
+    t.add_argument("--node-mbit", type=positive_float, default=40.0, help="NIC rate of a node, Mbit/s (default 40)")
+    t.add_argument("--oversubscription", type=positive_float, default=5.0, help="core oversubscription O (default 5)")
     t.add_argument("--home", type=Path, default=Path(".corral/bench-hetero"), help="testbed state (default .corral/bench-hetero)")
-    return p.parse_args()
+    args = p.parse_args()
+    if not args.testbed:
+        try:
+            cluster(args)  # the node classes' bounds (speedup, B_D, start-ups) checked before any run
+        except InputError as e:
+            p.error(str(e))
+    return args
 
 
 def cluster(args: argparse.Namespace) -> ClusterSpec:
@@ -112,9 +120,9 @@ def cluster(args: argparse.Namespace) -> ClusterSpec:
     model = MRCutePlus() if args.model == "mrcute+" else "paper"  # MRCute+ unfitted: scale 1, no start-up (unless --task-startup), 3 replicas written
     old_startup = {"task_startup_s": args.task_startup} if args.task_startup and args.model == "mrcute+" else {}
     new_startup = {"task_startup_s": args.task_startup / args.cpu_speedup} if old_startup else {}
-    return ClusterSpec.model_validate({**data, "model": model,
-                                       "node_classes": {"new": {"speedup": args.cpu_speedup, "disk_bandwidth_bytes_per_s": args.new_disk, **new_startup},
-                                                        "old": {"speedup": 1.0, **old_startup}}})
+    return parse(ClusterSpec, {**data, "model": model,
+                               "node_classes": {"new": {"speedup": args.cpu_speedup, "disk_bandwidth_bytes_per_s": args.new_disk, **new_startup},
+                                                "old": {"speedup": 1.0, **old_startup}}}, source="the cluster of the options")
 
 
 def planned_cluster(args: argparse.Namespace, hetero: ClusterSpec) -> ClusterSpec:
