@@ -7,6 +7,7 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -90,6 +91,21 @@ def write_atomic(path: str | os.PathLike[str], text: str | bytes) -> None:
         os.replace(tmp, p)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_together(files: Mapping[str | os.PathLike[str], str | bytes]) -> None:
+    """Write several files, each with ``write_atomic``: all of them or, as far as it can, none (a failure
+    removes the files this call created before it; a file it replaced keeps its new content)."""
+    created: list[Path] = []
+    try:
+        for path, text in files.items():
+            if not Path(path).exists():
+                created.append(Path(path))
+            write_atomic(path, text)
+    except BaseException:
+        for p in created:
+            p.unlink(missing_ok=True)
         raise
 
 

@@ -15,7 +15,7 @@ from corral_yarn.cli.types import non_negative_float, positive_float, positive_i
 from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.contracts import BLOCK_BYTES
 from corral_yarn.errors import InputError
-from corral_yarn.io import load, load_cluster, parse_duration, parse_time, save, write_atomic
+from corral_yarn.io import load, load_cluster, parse_duration, parse_time, to_json, write_together
 from corral_yarn.report.html import publish
 from estimator.backtest import AUTO, backtest, summarize, unscored
 from estimator.estimate import EstimateOptions, estimate, with_classes_and_interference
@@ -122,12 +122,13 @@ def _estimate(args: argparse.Namespace) -> int:
     cluster = load_cluster(args.cluster) if args.cluster else None
     result = estimate(runs, options, new_jobs, new_jobs_source=str(args.new_jobs))
     workload, learnt = with_classes_and_interference(result.workload, runs, options.at, cluster, args.interference)
-    save(workload, args.out)
+    files = {args.out: to_json(workload)}  # written together: no jobs file without the details asked for
     if args.details:
         details = {"jobs": result.details, "defaults_used": dict(result.defaults_used), "unsized_jobs": result.unsized_jobs, **learnt}
-        write_atomic(args.details, json.dumps(details, indent=2) + "\n")
+        files[args.details] = json.dumps(details, indent=2) + "\n"
     if args.disk_bandwidth_out:
-        write_atomic(args.disk_bandwidth_out, json.dumps(disk_bandwidth([r for r in runs if r.submit_time < options.at]), indent=2) + "\n")
+        files[args.disk_bandwidth_out] = json.dumps(disk_bandwidth([r for r in runs if r.submit_time < options.at]), indent=2) + "\n"
+    write_together(files)
     unsized = f"; {len(result.unsized_jobs)} recurring jobs without sized runs not predicted" if result.unsized_jobs else ""
     print(f"wrote {len(workload.jobs)} predicted jobs to {args.out}{unsized}")
     return 0

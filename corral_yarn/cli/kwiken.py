@@ -8,7 +8,7 @@ from pathlib import Path
 
 from corral_yarn.cli.types import non_negative_float, non_negative_int, positive_int, unit_interval
 from corral_yarn.errors import InputError
-from corral_yarn.io import load, save, to_json, write_atomic
+from corral_yarn.io import load, save, to_json, write_together
 from corral_yarn.kwiken import synthetic
 from corral_yarn.kwiken.dag import KwikenDag
 from corral_yarn.kwiken.plan import KwikenPlan, plan_reissues, replay
@@ -27,10 +27,8 @@ def _trace(path: Path, dag: KwikenDag, option: str) -> Trace:
 
 def _example(args: argparse.Namespace) -> int:
     w = synthetic.workload(args.index, args.seed, requests=args.requests)
-    args.out.mkdir(parents=True, exist_ok=True)
-    save(w.dag, args.out / "dag.json")
-    write_atomic(args.out / "train.csv", latency_csv(w.train))
-    write_atomic(args.out / "test.csv", latency_csv(w.test, first_request=w.train.requests))
+    write_together({args.out / "dag.json": to_json(w.dag), args.out / "train.csv": latency_csv(w.train),
+                    args.out / "test.csv": latency_csv(w.test, first_request=w.train.requests)})
     print(f"wrote {args.out}/dag.json ({len(w.dag.stages)} stages), train.csv and test.csv ({args.requests} requests each, latency in ms)")
     return 0
 

@@ -228,14 +228,7 @@ def _run_demo(args: argparse.Namespace) -> int:
 def write_inputs(out: Path, cluster: ClusterSpec, workload: Workload) -> list[Path]:
     """Write ``cluster.json`` and ``jobs.json`` into ``out`` (both or, as far as it can, neither)."""
     paths = [out / CLUSTER_FILE, out / JOBS_FILE]
-    new_cluster_file = not paths[0].exists()
-    io.save(cluster, paths[0])
-    try:
-        io.save(workload, paths[1])
-    except BaseException:
-        if new_cluster_file:
-            paths[0].unlink(missing_ok=True)
-        raise
+    io.write_together({paths[0]: io.to_json(cluster), paths[1]: io.to_json(workload)})
     return paths
 
 

@@ -70,9 +70,7 @@ def _run_sim_workload(args: argparse.Namespace) -> int:
         raise InputError("--size-error/--arrival-error make what runs differ from the prediction: give --predicted-out for the prediction")
     predicted = _base_workload(args)
     actual = perturb(predicted, args.size_error, args.arrival_error, args.error_fraction, seed=args.seed) if errors else predicted
-    io.save(actual, args.out)
-    if args.predicted_out:
-        io.save(predicted, args.predicted_out)
+    io.write_together({args.out: io.to_json(actual), **({args.predicted_out: io.to_json(predicted)} if args.predicted_out else {})})
     adhoc = sum(1 for j in actual.jobs if j.recurring_key is None)
     print(f"wrote {len(actual.jobs)} jobs ({adhoc} ad hoc, bytes x {args.scale:g}) to {args.out}"
           + (f", the prediction to {args.predicted_out}" if args.predicted_out else ""))

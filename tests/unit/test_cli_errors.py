@@ -209,6 +209,21 @@ def test_plan_output_that_is_a_directory(good: dict, tmp_path: Path, capsys: pyt
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cluster.json", "jobs.json", "plan.json"]  # no temporary file left
 
 
+def test_sim_workload_writes_both_files_or_neither(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "predicted.json").mkdir()  # the prediction cannot be written
+    assert main(["sim-workload", "--out", str(tmp_path / "w.json"), "--predicted-out", str(tmp_path / "predicted.json"),
+                 "--jobs", "3", "--size-error", "0.2"]) == 2
+    assert_one_line_error(capsys, "predicted.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["predicted.json"]
+
+
+def test_kwiken_example_writes_its_three_files_or_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "test.csv").mkdir()  # the last file cannot be written
+    assert main(["kwiken", "example", "--out", str(tmp_path), "--requests", "20"]) == 2
+    assert_one_line_error(capsys, "test.csv")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["test.csv"]
+
+
 def test_example_writes_both_files_or_neither(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "jobs.json").mkdir()  # the second file cannot be written
     assert main(["example", "--out", str(tmp_path), "--jobs", "2"]) == 2

@@ -72,6 +72,15 @@ def test_estimate_errors_are_one_line_and_write_nothing(store, tmp_path, capsys,
     assert not out.exists()
 
 
+def test_a_details_file_that_cannot_be_written_leaves_no_jobs_file(store, tmp_path, capsys):
+    out, details = tmp_path / "jobs.json", tmp_path / "details.json"
+    details.mkdir()  # the second file cannot be written
+    assert main(["estimate", "--store", str(store), "--at", AT, "--horizon", "1d", "--out", str(out), "--details", str(details)]) == 2
+    last = capsys.readouterr().err.splitlines()[-1]  # after the estimator's warnings
+    assert last.startswith("corral: error: ") and "details.json" in last
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["details.json"]
+
+
 def test_ingest_of_a_missing_file_is_one_line(tmp_path, capsys):
     assert main(["history", "ingest", "--swim", str(tmp_path / "none.tsv"), "--store", str(tmp_path / "s")]) == 2
     assert "no such file" in capsys.readouterr().err
