@@ -31,12 +31,19 @@ servers of the SCs on which the job's predicted speed meets QoS; docs/paragon.md
 Every figure is measured once per ground-truth model of `--truths` (groundtruth.TRUTHS; `truths.<name>`, with the
 published facts each model is checked against, `heterogeneity_facts`): the top-level keys are the first model's, `truths.<name>` the others'.
 PNG figures (the first model's) go to --out.
+With `--seeds N` (at least 2) the benchmark measures only the headline on seeds `--seed` .. `--seed` + N - 1 instead: per seed, the
+low scenario's workloads built, profiled and classified exactly as above, and QoS under `paragon` (default options),
+`paragon_unguarded` and the three published baselines; per scheduler the mean, standard deviation, min, max and the 95 %
+t interval of the mean over the seeds; the classification per seed and its means; Paragon's decision times pooled; and
+per seed the share of the greedy searches' decisions that took at least their timeout (schedule.TIMEOUT_S: every
+decision the timeout stopped is among them; §3.2 reports under 0.1 %). The other options apply per seed; --quick, --out
+and --grow-every have no effect there.
 
 About 10-12 minutes per model on the shared 2 cores; ``--quick`` (the low scenario only, a shorter accuracy curve)
-about a minute per model.
+about a minute per model; ``--seeds N`` about 10 s per seed and model.
 
 Usage: .venv/bin/python benchmarks/bench_paragon.py [--quick] [--seed N] [--offline N] [--noise X] [--second-concept X]
-       [--capacity-exponent X] [--excess-slope X] [--grow-every N] [--guard K] [--truths NAME[,NAME]] [--out DIR]
+       [--capacity-exponent X] [--excess-slope X] [--grow-every N] [--guard K] [--truths NAME[,NAME]] [--out DIR] [--seeds N]
 Sessions 1-10's ground truth: --noise 0.03 --second-concept 0.1 --capacity-exponent 1 --excess-slope 0.5.
 """
 
@@ -52,6 +59,7 @@ import time
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from scipy import stats
 
 from corral_yarn.cli.types import non_negative_float, positive_int
 from corral_yarn.paragon import classify, groundtruth, schedule, simulate
@@ -69,6 +77,8 @@ def _args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="the low scenario only, accuracy at 20 and 100 offline jobs")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seeds", type=seed_count, default=None,
+                   help="N >= 2: the headline only (low scenario, QoS per scheduler, classification) on seeds --seed .. --seed + N - 1, with the spread over them")
     p.add_argument("--offline", type=int, default=50,
                    help="offline-profiled jobs (dense rows) in the utility matrices; §2.2 uses 50 at 1,000 servers")
     p.add_argument("--noise", type=non_negative_float, default=None,
@@ -97,6 +107,13 @@ def truth_list(text: str) -> tuple[str, ...]:
     return names
 
 
+def seed_count(text: str) -> int:
+    """--seeds: a whole number >= 2 (a spread over the seeds needs two)."""
+    if not text.isdigit() or int(text) < 2:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 2, got {text!r}")
+    return int(text)
+
+
 def pct(values: np.ndarray, q: float) -> float:
     return round(float(np.percentile(values, q)), 4)
 
@@ -115,6 +132,34 @@ def accuracy_curve(w: groundtruth.World, sizes: list[int], seed: int) -> dict[st
 def world(args: argparse.Namespace, truth: str, configs: tuple[tuple[str, int, int], ...] = groundtruth.SERVER_CONFIGS) -> groundtruth.World:
     return groundtruth.world(args.seed, configs, args.noise, truth, second_concept=args.second_concept,
                              capacity_exponent=args.capacity_exponent, excess_slope=args.excess_slope)
+
+
+def trained_world(args: argparse.Namespace, truth: str) -> tuple[groundtruth.World, simulate.Trained, np.random.Generator]:
+    """The EC2 world of `args.seed`, its matrices trained on `args.offline` offline rows, and the generator (seed + 1)
+    that trained them, from which the scenarios' workloads are then drawn in turn."""
+    w = world(args, truth)
+    rng = np.random.default_rng(args.seed + 1)
+    return w, simulate.models(w, args.offline, rng), rng
+
+
+def workloads(w: groundtruth.World, trained: simulate.Trained, rng: np.random.Generator,
+              scenario: str) -> tuple[groundtruth.Truth, dict, simulate.Classified]:
+    """A scenario's workloads drawn from `rng`, the generator's state before their profiling (to replay those draws)
+    and their classification in batches of BATCH arrivals."""
+    n, burst, _ = simulate.SCENARIOS[scenario]
+    truth = groundtruth.jobs(w, n + burst, rng)
+    state = rng.bit_generator.state
+    return truth, state, simulate.classify_workloads(trained, truth, rng, BATCH)
+
+
+def run_schedulers(truth: groundtruth.Truth, jobs: list, scenario: str, seed: int, guard: float, schedulers: tuple[str, ...],
+                   label: str, start: float) -> dict[str, simulate.Outcome]:
+    """Each scheduler on the same workloads (progress to stderr, `label` and the seconds since `start`)."""
+    out = {}
+    for scheduler in schedulers:
+        out[scheduler] = simulate.run(truth, jobs, scenario, scheduler, seed=seed, guard=guard)
+        print(f"{label} {scheduler}: qos {out[scheduler].qos_fraction:.3f}, {time.monotonic() - start:.0f} s", file=sys.stderr)
+    return out
 
 
 def table1_setup(args: argparse.Namespace, truth: str) -> dict[str, float]:
@@ -305,9 +350,7 @@ FACTS_JOBS = 5000  # generated jobs per model for its published-fact checks
 def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict:
     """Every figure of the benchmark on one ground-truth model (figures to `out` when given)."""
     start = time.monotonic()
-    w = world(args, truth_model)
-    rng = np.random.default_rng(args.seed + 1)
-    trained = simulate.models(w, args.offline, rng)
+    w, trained, rng = trained_world(args, truth_model)
     facts = {"ec2": groundtruth.heterogeneity_facts(w, groundtruth.SERVER_CONFIGS, FACTS_JOBS, np.random.default_rng(args.seed + 7),
                                                     trained.profile_scs)}
     scenarios = ["low"] if args.quick else list(simulate.SCENARIOS)
@@ -317,16 +360,13 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
     others = {f: simulate.models(w, args.offline, np.random.default_rng(args.seed + 1), fit=f)  # the same offline rows
               for f in simulate.FITS[1:]}
     for scenario in scenarios:
-        n, burst, _ = simulate.SCENARIOS[scenario]
-        truth = groundtruth.jobs(w, n + burst, rng)
-        state = rng.bit_generator.state
-        classified = simulate.classify_workloads(trained, truth, rng, BATCH)
+        truth, state, classified = workloads(w, trained, rng, scenario)
         by_fit[scenario] = fits(trained, others, truth, classified, state, scenario, args.seed)
         batch_ms += classified.batch_ms
         accuracy = accuracy or classified.accuracy
-        qos[scenario], mean_perf[scenario], outcomes = {}, {}, {}
-        for scheduler in simulate.SCHEDULERS:
-            outcome = outcomes[scheduler] = simulate.run(truth, classified.jobs, scenario, scheduler, seed=args.seed, guard=args.guard)
+        qos[scenario], mean_perf[scenario] = {}, {}
+        outcomes = run_schedulers(truth, classified.jobs, scenario, args.seed, args.guard, simulate.SCHEDULERS, f"{truth_model} {scenario}", start)
+        for scheduler, outcome in outcomes.items():
             qos[scenario][scheduler] = round(outcome.qos_fraction, 4)
             mean_perf[scenario][scheduler] = round(float(outcome.performance.mean()), 4)
             decision.setdefault(scheduler, []).append(outcome.decision_ms)
@@ -334,7 +374,6 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
                 low_perf[scheduler] = outcome.performance
             if scenario == "high" and scheduler == "heterogeneity_oblivious":  # Fig. 1: 5,000 applications
                 oblivious_high = {"mean": round(float(outcome.performance.mean()), 4), "p1": pct(outcome.performance, 1)}
-            print(f"{truth_model} {scenario} {scheduler}: qos {outcome.qos_fraction:.3f}, {time.monotonic() - start:.0f} s", file=sys.stderr)
         guarded = guards(truth, classified.jobs, scenario, args.seed, {args.guard: outcomes["paragon"]})
         by_guard[scenario] = {f"{k:g}": guard_row(o, classified.jobs) for k, o in guarded.items()}
         qos[scenario]["paragon_unguarded"] = by_guard[scenario]["0"]["qos"]  # the paper's greedy (k = 0) beside the default
@@ -400,12 +439,61 @@ def measure(args: argparse.Namespace, truth_model: str, out: str | None) -> dict
     }
 
 
+SEEDS_SCHEDULERS = ("paragon", "heterogeneity_oblivious", "interference_oblivious", "random")  # --seeds: the headline and the published baselines
+SEEDS_CLASSIFICATION = ("best_sc", "within_5pct", "interference_err")
+GREEDY = ("paragon", "paragon_unguarded", "heterogeneity_oblivious")  # the schedulers whose search the timeout bounds (§3.2, §4)
+CONFIDENCE = 0.95
+
+
+def seed_row(args: argparse.Namespace, truth_model: str, start: float) -> dict:
+    """One seed of --seeds: the low scenario's workloads classified as `measure` classifies them, each scheduler's
+    QoS, the classification, Paragon's decision times and the share of each greedy search's decisions at its timeout."""
+    w, trained, rng = trained_world(args, truth_model)
+    truth, _, classified = workloads(w, trained, rng, "low")
+    outcomes = run_schedulers(truth, classified.jobs, "low", args.seed, args.guard, SEEDS_SCHEDULERS, f"{truth_model} seed {args.seed} low", start)
+    outcomes["paragon_unguarded"] = simulate.run(truth, classified.jobs, "low", "paragon", seed=args.seed, guard=0.0)  # the paper's greedy
+    return {"qos": {s: round(o.qos_fraction, 4) for s, o in outcomes.items()},
+            "classification": {k: round(classified.accuracy[k], 4) for k in SEEDS_CLASSIFICATION},
+            "at_timeout": {s: round(float(np.mean(outcomes[s].decision_ms >= schedule.TIMEOUT_S * 1e3)), 4) for s in GREEDY},
+            "decision_ms": outcomes["paragon"].decision_ms}
+
+
+def spread(values: list[float]) -> dict:
+    """Mean, sample standard deviation, min, max and the CONFIDENCE t interval of the mean of per-seed values."""
+    v = np.asarray(values, dtype=float)
+    sd = float(v.std(ddof=1))
+    lo, hi = stats.t.interval(CONFIDENCE, v.size - 1, loc=v.mean(), scale=sd / np.sqrt(v.size)) if sd > 0 else (v.mean(), v.mean())
+    return {"mean": round(float(v.mean()), 4), "std": round(sd, 4), "min": round(float(v.min()), 4), "max": round(float(v.max()), 4),
+            "ci95": [round(float(lo), 4), round(float(hi), 4)]}
+
+
+def measure_seeds(args: argparse.Namespace, truth_model: str) -> dict:
+    """--seeds: the headline on seeds --seed .. --seed + N - 1 (seed_row each), per seed and its spread over them."""
+    start = time.monotonic()
+    rows = [seed_row(argparse.Namespace(**{**vars(args), "seed": s}), truth_model, start) for s in seed_range(args)]
+    qos = {s: [r["qos"][s] for r in rows] for s in rows[0]["qos"]}
+    accuracy = {k: [r["classification"][k] for r in rows] for k in SEEDS_CLASSIFICATION}
+    decision = np.concatenate([r["decision_ms"] for r in rows])
+    return {"truth": truth_model, "scenario": "low", "guard": args.guard, "sc_rule": simulate.SC_RULE, "soi_rule": simulate.SOI_RULE,
+            "qos_fraction_by_seed": qos, "qos_fraction": {s: spread(v) for s, v in qos.items()},
+            "classification_by_seed": accuracy, "classification": {k: round(float(np.mean(v)), 4) for k, v in accuracy.items()},
+            "greedy_timeout_ms": schedule.TIMEOUT_S * 1e3,
+            "decisions_at_timeout_by_seed": {s: [r["at_timeout"][s] for r in rows] for s in GREEDY},
+            "decision_ms": {"median": pct(decision, 50), "p99": pct(decision, 99)}, "seconds": round(time.monotonic() - start, 1)}
+
+
+def seed_range(args: argparse.Namespace) -> list[int]:
+    return list(range(args.seed, args.seed + args.seeds))
+
+
 def main() -> None:
     args = _args()
     start = time.monotonic()
-    truths = {name: measure(args, name, args.out if i == 0 else None) for i, name in enumerate(args.truths)}
+    truths = {name: measure_seeds(args, name) if args.seeds else measure(args, name, args.out if i == 0 else None)
+              for i, name in enumerate(args.truths)}
+    mode = {"seeds": seed_range(args)} if args.seeds else {"quick": args.quick, "seed": args.seed}
     print(json.dumps({
-        "benchmark": "paragon", "quick": args.quick, "seed": args.seed, "servers": 1000, "scs": len(groundtruth.SERVER_CONFIGS),
+        "benchmark": "paragon", **mode, "servers": 1000, "scs": len(groundtruth.SERVER_CONFIGS),
         "cores": int(groundtruth.servers()[1].sum()), "offline_jobs": args.offline,
         **truths[args.truths[0]], "truths": {k: v for k, v in truths.items() if k != args.truths[0]}, "paper": PAPER, "seconds": round(time.monotonic() - start, 1),
     }))

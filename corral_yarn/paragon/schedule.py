@@ -29,6 +29,7 @@ TOLERATED_RULES = ("min", "headroom")
 QOS_LOSS = 0.05  # §2.3: QoS is violated at 95 % of the performance in isolation
 SC_RULES = ("best_present", "sc_qos")  # the greedy's SC step: §3.2's best SC among the survivors; or first the SCs that meet QoS
 SCORE_BITS = 14  # §3.2: hashed outputs "have the same precision as inputs (14bits)"
+TIMEOUT_S = 0.05  # §3.2 bounds the greedy search "using a timeout mechanism" (its value is not given; ours)
 
 
 @dataclass
@@ -146,7 +147,7 @@ def qos_servers(servers: Servers, job: Job, base: np.ndarray) -> np.ndarray:
     return base[meets] if meets.any() else base
 
 
-def greedy(servers: Servers, job: Job, relax_step: float = 0.05, timeout_s: float = 0.05,
+def greedy(servers: Servers, job: Job, relax_step: float = 0.05, timeout_s: float = TIMEOUT_S,
            heterogeneity: bool = True, avoid: frozenset[int] = frozenset(), sc_rule: str = "best_present") -> tuple[int, int]:
     """The server for `job` (not one in `avoid` while another has room) and the number of backtracking relaxations
     (§3.2); under `sc_rule` "sc_qos" the search starts from `qos_servers` (SC_RULES)."""
@@ -262,7 +263,7 @@ def interference_oblivious(servers: Servers, job: Job, rng: np.random.Generator)
     return int(rng.choice(fits[scores == scores.max()]))
 
 
-def heterogeneity_oblivious(servers: Servers, job: Job, timeout_s: float = 0.05) -> int:
+def heterogeneity_oblivious(servers: Servers, job: Job, timeout_s: float = TIMEOUT_S) -> int:
     """NH (§4): the greedy interference-aware search without visibility of the SCs."""
     return greedy(servers, job, timeout_s=timeout_s, heterogeneity=False)[0]
 

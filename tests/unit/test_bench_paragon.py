@@ -1,4 +1,5 @@
-"""benchmarks/bench_paragon.py's options: bad --truths values are named and exit 2, before any figure is measured."""
+"""benchmarks/bench_paragon.py's options: bad --truths values are named and exit 2, before any figure is measured; the
+--seeds line (one seed's headline per seed, and the spread computed from those)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import stats
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_paragon.py"
 
@@ -117,6 +119,46 @@ def test_the_sc_rules_reuse_the_headline_run_and_run_the_other_rule_on_the_same_
     out = b.sc_rules(None, jobs, "low", 0, 1.0, outcome(1.0))
     assert b.OTHER_SC_RULE == "sc_qos" and ran == [(jobs, "paragon", 1.0, "sc_qos")]
     assert out[f"{b.simulate.SC_RULE} (default)"]["qos"] == 0.5 and out["sc_qos"]["qos"] == 0.0
+
+
+def test_seeds_below_two_exit_2_and_name_the_option() -> None:
+    done = subprocess.run([sys.executable, str(BENCH), "--seeds", "1"], capture_output=True, text=True, timeout=120,
+                          cwd=BENCH.parents[1], env={"PYTHONPATH": str(BENCH.parents[1])})
+    assert done.returncode == 2 and "--seeds" in done.stderr and "'1'" in done.stderr and done.stdout == ""
+
+
+def test_the_spread_is_the_mean_sample_deviation_and_t_interval_of_the_values() -> None:
+    assert bench().spread([0.9, 0.8, 1.0]) == {"mean": 0.9, "std": 0.1, "min": 0.8, "max": 1.0, "ci95": [0.6516, 1.1484]}
+
+
+SEEDS_KEYS = {"benchmark", "seeds", "servers", "scs", "cores", "offline_jobs", "truth", "scenario", "guard", "sc_rule", "soi_rule",
+              "qos_fraction_by_seed", "qos_fraction", "classification_by_seed", "classification", "greedy_timeout_ms",
+              "decisions_at_timeout_by_seed", "decision_ms", "truths", "paper", "seconds"}
+
+
+def test_the_seeds_line_gives_each_seeds_headline_and_the_spread_computed_from_them(monkeypatch, capsys) -> None:
+    b = bench()
+    monkeypatch.setitem(b.simulate.SCENARIOS, "low", (200, 0, 0.5))  # --quick-sized: 200 workloads per seed
+    monkeypatch.setattr(sys, "argv", ["bench_paragon.py", "--truths", "frontier", "--seed", "3", "--seeds", "3"])
+    b.main()
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1
+    line = b.json.loads(lines[0])
+    assert set(line) == SEEDS_KEYS and line["seeds"] == [3, 4, 5] and line["truth"] == "frontier" and line["truths"] == {}
+    by_seed = line["qos_fraction_by_seed"]
+    assert set(by_seed) == {*b.SEEDS_SCHEDULERS, "paragon_unguarded"} == set(line["qos_fraction"])
+    for scheduler, values in by_seed.items():
+        assert len(values) == 3 and all(0 <= v <= 1 for v in values)
+        row = line["qos_fraction"][scheduler]
+        half = stats.t.ppf(0.975, 2) * np.std(values, ddof=1) / np.sqrt(3)
+        assert row["mean"] == pytest.approx(np.mean(values), abs=1e-4) and row["std"] == pytest.approx(np.std(values, ddof=1), abs=1e-4)
+        assert (row["min"], row["max"]) == (min(values), max(values))
+        assert row["ci95"] == pytest.approx([np.mean(values) - half, np.mean(values) + half], abs=2e-4)
+    for key, values in line["classification_by_seed"].items():
+        assert len(values) == 3 and line["classification"][key] == pytest.approx(np.mean(values), abs=1e-4)
+    assert len(set(line["classification_by_seed"]["interference_err"])) > 1  # each seed its own world and workloads
+    assert all(len(v) == 3 and all(0 <= s <= 1 for s in v) for v in line["decisions_at_timeout_by_seed"].values())
+    assert line["decision_ms"]["median"] <= line["decision_ms"]["p99"]
 
 
 def outcome(guard: float):
