@@ -20,6 +20,7 @@ from corral_yarn.cluster.grants import period_from_now, read_secret
 from corral_yarn.cluster.rm import GRANT_HOURS
 from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.cluster.tags import CorralTags, check_tag_value, plan_hints
+from corral_yarn.contracts import MAX_OVERSUBSCRIPTION
 from corral_yarn.errors import InputError
 from corral_yarn.io import load, load_plan, save, write_atomic
 
@@ -128,8 +129,8 @@ def _print(doc: Any) -> None:
 
 
 def _topology(args: argparse.Namespace) -> int:
-    if not args.oversubscription > 1:  # ClusterSpec's O > 1, checked before the cluster is asked
-        raise InputError(f"must be > 1, got {args.oversubscription:g}", field="--oversubscription")
+    if not 1 < args.oversubscription <= MAX_OVERSUBSCRIPTION:  # ClusterSpec's range of O, checked before the cluster is asked
+        raise InputError(f"must be > 1 and <= {MAX_OVERSUBSCRIPTION:g}, got {args.oversubscription:g}", field="--oversubscription")
     topo = cluster_from_args(args).topology()
     spec = topo.cluster_spec("discovered", args.nic_gbps * 1.25e8, args.disk_mbps * 1e6, args.oversubscription, args.task_memory_mb)
     for d in topo.disagreements:
