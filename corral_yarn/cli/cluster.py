@@ -20,6 +20,7 @@ from corral_yarn.cluster.grants import period_from_now, read_secret
 from corral_yarn.cluster.rm import GRANT_HOURS
 from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.cluster.tags import CorralTags, check_tag_value, plan_hints
+from corral_yarn.cluster.upload import local_files
 from corral_yarn.contracts import MAX_OVERSUBSCRIPTION
 from corral_yarn.errors import InputError
 from corral_yarn.io import load, load_plan, save, write_atomic
@@ -145,6 +146,10 @@ def _topology(args: argparse.Namespace) -> int:
 def _upload(args: argparse.Namespace) -> int:
     tags, _ = _hints(args)
     cluster = cluster_from_args(args)
+    try:
+        local_files(args.local)  # a missing LOCAL fails before the cluster is asked
+    except InputError as exc:
+        raise InputError(str(exc), field="local") from None
     topo = cluster.topology()
     report = cluster.uploader(topo).upload(args.local, args.target, topo.canonical_racks(list(tags.racks)),
                                            block_bytes=args.block_size, replication=args.replication, overwrite=args.overwrite)

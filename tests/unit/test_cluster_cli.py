@@ -37,6 +37,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     (["topology", "--cluster", "c.json", "--disk-mbps", "nan"], "argument --disk-mbps: expected a finite number > 0, got 'nan'"),
     (["topology", "--cluster", "c.json", "--oversubscription", "1"], "--oversubscription: must be > 1 and <= 10000, got 1"),
     (["topology", "--cluster", "c.json", "--oversubscription", "20000"], "--oversubscription: must be > 1 and <= 10000, got 20000"),
+    (["upload", "--cluster", "c.json", "--racks", "/a", "--job", "j", "missing", "/t"], "local: no such file or directory: missing"),
     (["topology", "--cluster", "c.json", "--task-memory-mb", "0"], "argument --task-memory-mb: expected a whole number >= 1, got '0'"),
     (["upload", "--cluster", "c.json", "--racks", "/a", "--job", "j", "local", "/t", "--block-size", "-1"], "argument --block-size"),
     (["upload", "--cluster", "c.json", "--racks", "/a", "--job", "j", "local", "/t", "--replication", "0"], "argument --replication"),
