@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import tempfile
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
@@ -94,19 +95,52 @@ def write_atomic(path: str | os.PathLike[str], text: str | bytes) -> None:
         raise
 
 
-def write_together(files: Mapping[str | os.PathLike[str], str | bytes]) -> None:
-    """Write several files, each with ``write_atomic``: all of them or, as far as it can, none (a failure
-    removes the files this call created before it; a file it replaced keeps its new content)."""
+def write_tree(directory: str | os.PathLike[str], files: Mapping[str, bytes]) -> None:
+    """Write the files of a directory: a new one is filled under a temporary name and renamed into place;
+    into an existing one each file is replaced with ``write_atomic`` (other files there are left alone)."""
+    out = Path(directory)
+    if out.is_dir():
+        for name, content in files.items():
+            write_atomic(out / name, content)
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp"))
+    try:
+        tmp.chmod(0o755)  # mkdtemp makes it private; what is written here is meant to be read
+        for name, content in files.items():
+            (tmp / name).write_bytes(content)
+        tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def write_together(files: Mapping[str | os.PathLike[str], str | bytes | Mapping[str, bytes]]) -> None:
+    """Write several files, each with ``write_atomic``, and directories ({file name: content}, each with
+    ``write_tree``), in order: all of them or, as far as it can, none (a failure removes the files and
+    directories this call created before it; a file it replaced keeps its new content)."""
     created: list[Path] = []
     try:
-        for path, text in files.items():
-            if not Path(path).exists():
-                created.append(Path(path))
-            write_atomic(path, text)
+        for path, content in files.items():
+            created += _new_paths(Path(path), content)
+            if isinstance(content, Mapping):
+                write_tree(path, content)
+            else:
+                write_atomic(path, content)
     except BaseException:
         for p in created:
-            p.unlink(missing_ok=True)
+            if p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                p.unlink(missing_ok=True)
         raise
+
+
+def _new_paths(path: Path, content: str | bytes | Mapping[str, bytes]) -> list[Path]:
+    """What writing ``content`` at ``path`` creates: the file or directory, or the new files of an existing directory."""
+    if isinstance(content, Mapping) and path.is_dir():
+        return [path / name for name in content if not (path / name).exists()]
+    return [] if path.exists() else [path]
 
 
 def _umask() -> int:

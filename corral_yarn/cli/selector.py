@@ -10,9 +10,9 @@ from tqdm import tqdm
 
 from corral_yarn.cli.types import non_negative_float, non_negative_int, positive_float, positive_int, unit_interval
 from corral_yarn.errors import InputError
-from corral_yarn.io import write_atomic
+from corral_yarn.io import write_together
 from corral_yarn.report.charts import Panel, comparison_png
-from corral_yarn.report.html import fmt_bytes, fmt_percent, fmt_seconds, figure, key_values, page, paragraph, publish, section, table
+from corral_yarn.report.html import fmt_bytes, fmt_percent, fmt_seconds, figure, key_values, page, paragraph, section, table
 from corral_yarn.selector import STRATEGIES, CandidateRules, SimulationResult, TreeTopology, WorkloadConfig, simulate
 from corral_yarn.selector.candidates import MBPS
 from corral_yarn.selector.workload import check_occupancy
@@ -79,11 +79,9 @@ def _select_sim(args: argparse.Namespace) -> int:
         result = simulate(topology, config, rules, strategies, disk_bytes_per_s=args.disk_mbps * MBPS,
                           warmup_fraction=args.warmup_fraction, progress=bar.update)
     text = result.model_dump_json(indent=2) + "\n"
-    if args.report:
-        publish(args.report, render_report(result))
-    if args.out:
-        write_atomic(args.out, text)
-    elif not args.report:
+    files = {**({args.out: text} if args.out else {}), **({args.report: render_report(result)} if args.report else {})}
+    write_together(files)  # the results and their report, or neither
+    if not files:
         print(text, end="")
     return 0
 

@@ -17,7 +17,7 @@ from corral_yarn.sim import RunSpec, simulate
 from corral_yarn.sim.network import SHARING
 from corral_yarn.sim.experiments import reduction, run_all
 from corral_yarn.sim.metrics import OfferedLoad, offered_load
-from corral_yarn.sim.report import write_report
+from corral_yarn.sim.report import render
 from corral_yarn.sim.schedulers import SCHEDULERS
 from corral_yarn.sim.workloads import DEFAULT_SCALE, perturb, scale_sizes, spread_arrivals, swim_replay, with_adhoc
 from corral_yarn.workloads import w1_like
@@ -153,9 +153,8 @@ def _run_simulate(args: argparse.Namespace) -> int:
     cluster, workload, predicted, plan = _inputs(args)
     _offered(args, cluster, workload)
     result = simulate(cluster, workload, _spec(args, args.scheduler, args.network), plan=plan, predicted=predicted)
-    io.save(result, args.out)
-    if args.report:
-        write_report([result], args.report, title=f"Simulation: {result.label}")
+    report = {args.report: render([result], title=f"Simulation: {result.label}")} if args.report else {}
+    io.write_together({args.out: io.to_json(result), **report})  # the result and its report, or neither
     _print_summary([result])
     return 0
 
@@ -166,9 +165,8 @@ def _run_compare(args: argparse.Namespace) -> int:
     specs = [_spec(args, s, n) for s in args.schedulers for n in args.networks]
     results = run_all(cluster, workload, tqdm(specs, desc="simulating", unit="run", disable=None), predicted=predicted, plan=plan)
     doc = {"schema_version": COMPARE_SCHEMA, "offered_load": load.model_dump(mode="json"), "runs": [r.model_dump(mode="json") for r in results]}
-    io.write_atomic(args.out, json.dumps(doc, indent=2) + "\n")
-    if args.report:
-        write_report(results, args.report, title="Simulation: comparison")
+    report = {args.report: render(results, title="Simulation: comparison")} if args.report else {}
+    io.write_together({args.out: json.dumps(doc, indent=2) + "\n", **report})  # the results and their report, or neither
     _print_summary(results)
     return 0
 

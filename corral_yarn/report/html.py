@@ -9,12 +9,10 @@ from __future__ import annotations
 import base64
 import html
 import os
-import shutil
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from corral_yarn.io import write_atomic
+from corral_yarn.io import write_tree
 
 INDEX = "index.html"
 
@@ -105,21 +103,7 @@ def publish(out_dir: str | os.PathLike[str], files: dict[str, bytes]) -> Path:
     """Write a rendered report into ``out_dir`` and return the path of its index.html.
 
     A new directory is filled under a temporary name and renamed into place; into an existing
-    directory each file is replaced atomically (other files there are left alone).
+    directory each file is replaced atomically (other files there are left alone): ``io.write_tree``.
     """
-    out = Path(out_dir)
-    if out.is_dir():
-        for name, content in files.items():
-            write_atomic(out / name, content)
-        return out / INDEX
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp"))
-    try:
-        tmp.chmod(0o755)  # mkdtemp makes it private; a report is meant to be read
-        for name, content in files.items():
-            (tmp / name).write_bytes(content)
-        tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out / INDEX
+    write_tree(out_dir, files)
+    return Path(out_dir) / INDEX

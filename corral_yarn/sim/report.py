@@ -4,15 +4,13 @@ tables and reductions against a baseline, as a self-contained HTML page plus PNG
 from __future__ import annotations
 
 import io
-import os
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from corral_yarn.report.html import figure, fmt_bytes, fmt_percent, fmt_seconds, page, paragraph, publish, section, table
+from corral_yarn.report.html import figure, fmt_bytes, fmt_percent, fmt_seconds, page, paragraph, section, table
 from corral_yarn.sim.experiments import reduction
 from corral_yarn.sim.metrics import SimResult
 
@@ -72,6 +70,3 @@ def render(results: list[SimResult], title: str = "Simulation") -> dict[str, byt
     ])
     return {"index.html": html.encode(), CDF_FILE: completion, SLOWDOWN_FILE: slowdown}
 
-
-def write_report(results: list[SimResult], out_dir: str | os.PathLike[str], title: str = "Simulation") -> Path:
-    return publish(out_dir, render(results, title))

@@ -285,6 +285,23 @@ def test_write_atomic_keeps_the_old_file_when_writing_fails(tmp_path: Path, monk
     assert [p.name for p in tmp_path.iterdir()] == ["plan.json"]  # no temporary file left behind
 
 
+def test_write_together_removes_what_it_created_on_failure(tmp_path: Path) -> None:
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "kept.html").write_text("mine")
+    (tmp_path / "blocker").mkdir()  # the last file cannot be written
+    with pytest.raises(OSError):
+        io.write_together({tmp_path / "a.json": "{}", tmp_path / "new": {"index.html": b"x"},
+                           tmp_path / "old": {"kept.html": b"new", "added.png": b"png"}, tmp_path / "blocker": "{}"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blocker", "old"]
+    assert [p.name for p in (tmp_path / "old").iterdir()] == ["kept.html"]  # the file it replaced keeps its new content
+    assert (tmp_path / "old" / "kept.html").read_text() == "new"
+
+
+def test_write_together_writes_directories(tmp_path: Path) -> None:
+    io.write_together({tmp_path / "a.json": "{}", tmp_path / "report": {"index.html": b"<html>"}})
+    assert (tmp_path / "a.json").read_text() == "{}" and (tmp_path / "report" / "index.html").read_bytes() == b"<html>"
+
+
 def test_written_files_are_readable_by_others(tmp_path: Path) -> None:
     old = os.umask(0o022)
     try:

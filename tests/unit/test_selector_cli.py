@@ -54,3 +54,15 @@ def test_a_bad_number_names_its_option(tmp_path, capsys, option, value):
     err = capsys.readouterr().err
     assert err.startswith(f"corral: error: argument {option}: expected ") and err.count("\n") == 1
     assert not out.exists()
+
+
+def test_results_and_report_are_written_together(tmp_path, capsys):
+    out, report = tmp_path / "result.json", tmp_path / "report"
+    out.mkdir()  # the results cannot be written after the report
+    assert main([*SMALL, "--strategies", "baseline", "--out", str(out), "--report", str(report)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json"]  # no report without its results
+    out.rmdir()
+    report.write_text("a file where the report directory should go")
+    assert main([*SMALL, "--strategies", "baseline", "--out", str(out), "--report", str(report)]) == 2
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["report"]

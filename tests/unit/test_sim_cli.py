@@ -125,3 +125,14 @@ def test_sim_workload_errors_are_one_line(tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.startswith("corral: error: ") and message in err, err
     assert not (tmp_path / "w.json").exists()
+
+
+@pytest.mark.parametrize("command", [["simulate", "--scheduler", "corral"], ["compare", "--schedulers", "yarn-cs,corral", "--networks", "tcp"]])
+def test_result_and_report_are_written_together(tmp_path, capsys, command):
+    args = _inputs(tmp_path)
+    out, report = tmp_path / "r.json", tmp_path / "rep"
+    report.write_text("a file where the report directory should go")
+    assert main([command[0], *args, *command[1:], "--out", str(out), "--report", str(report)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    assert not out.exists() and report.read_text().startswith("a file")  # no result without its report
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json", "rep", "w.json"]  # no temporary left
