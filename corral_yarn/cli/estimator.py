@@ -11,7 +11,7 @@ from pathlib import Path
 
 from corral_yarn.cli.cluster import add_cluster_options, cluster_from_args
 from corral_yarn.cli.types import from_parser as _option
-from corral_yarn.cli.types import non_negative_float, positive_float, positive_int
+from corral_yarn.cli.types import non_negative_float, options_for_fields, positive_float, positive_int
 from corral_yarn.cluster.mapreduce import MapReduceJob
 from corral_yarn.contracts import BLOCK_BYTES
 from corral_yarn.errors import InputError
@@ -35,6 +35,7 @@ from estimator.sources.tabular import read_csv, read_json
 from estimator.store import HistoryStore
 
 log = logging.getLogger(__name__)
+SEASON_OPTIONS = {"lookback": "--lookback", "lookback_days": "--lookback", "min_history": "--min-history"}  # Season's names
 
 
 def _history(store: str) -> HistoryStore:
@@ -45,13 +46,14 @@ def _history(store: str) -> HistoryStore:
 
 
 def _season(args: argparse.Namespace) -> Season:
-    return Season(
-        period_s=args.period.total_seconds(),
-        window_s=args.window.total_seconds(),
-        lookback_days=args.lookback,
-        split_weekend=not args.no_weekend_split,
-        min_history=args.min_history,
-    )
+    with options_for_fields(SEASON_OPTIONS):
+        return Season(
+            period_s=args.period.total_seconds(),
+            window_s=args.window.total_seconds(),
+            lookback_days=args.lookback,
+            split_weekend=not args.no_weekend_split,
+            min_history=args.min_history,
+        )
 
 
 def _add_season_options(p: argparse.ArgumentParser) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from corral_yarn.cli.types import non_negative_float, non_negative_int, positive_float, positive_int, unit_interval
+from corral_yarn.cli.types import non_negative_float, non_negative_int, options_for_fields, positive_float, positive_int, unit_interval
 from corral_yarn.errors import InputError
 from corral_yarn.io import write_together
 from corral_yarn.report.charts import Panel, comparison_png
@@ -16,6 +16,10 @@ from corral_yarn.report.html import fmt_bytes, fmt_percent, fmt_seconds, figure,
 from corral_yarn.selector import STRATEGIES, CandidateRules, SimulationResult, TreeTopology, WorkloadConfig, simulate
 from corral_yarn.selector.candidates import MBPS
 from corral_yarn.selector.workload import check_occupancy
+
+# the names TreeTopology, WorkloadConfig and CandidateRules use in their errors -> the options that set them
+SELECT_SIM_OPTIONS = {"oversubscription": "--oversubscription/--pod-oversubscription", "mean_vms": "--mean-vms",
+                      "candidate rules": "--slack/--max-candidates", "slack": "--slack", "max_candidates": "--max-candidates"}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -62,19 +66,20 @@ def _strategies(text: str) -> list[str]:
 def _select_sim(args: argparse.Namespace) -> int:
     strategies = _strategies(args.strategies)
     check_occupancy(args.occupancy, field="--occupancy")
-    topology = TreeTopology(
-        fanout=(args.machines_per_rack, args.racks_per_pod, args.pods),
-        vm_slots=args.vm_slots,
-        nic_bytes_per_s=args.nic_mbps * MBPS,
-        oversubscription=(args.oversubscription, args.pod_oversubscription),
-    )
-    config = WorkloadConfig(
-        requests=args.requests, occupancy=args.occupancy, mean_vms=args.mean_vms,
-        mean_bandwidth=args.mean_bandwidth_mbps * MBPS, mean_task_rate=args.task_rate_mbps * MBPS,
-        max_bandwidth=args.nic_mbps * MBPS, outlier_probability=args.outlier_probability,
-        outlier_mean_slowdown=args.outlier_slowdown, history_s=args.history_s, seed=args.seed,
-    )
-    rules = CandidateRules(slack=args.slack, max_bandwidth=args.nic_mbps * MBPS, max_candidates=args.max_candidates)
+    with options_for_fields(SELECT_SIM_OPTIONS):
+        topology = TreeTopology(
+            fanout=(args.machines_per_rack, args.racks_per_pod, args.pods),
+            vm_slots=args.vm_slots,
+            nic_bytes_per_s=args.nic_mbps * MBPS,
+            oversubscription=(args.oversubscription, args.pod_oversubscription),
+        )
+        config = WorkloadConfig(
+            requests=args.requests, occupancy=args.occupancy, mean_vms=args.mean_vms,
+            mean_bandwidth=args.mean_bandwidth_mbps * MBPS, mean_task_rate=args.task_rate_mbps * MBPS,
+            max_bandwidth=args.nic_mbps * MBPS, outlier_probability=args.outlier_probability,
+            outlier_mean_slowdown=args.outlier_slowdown, history_s=args.history_s, seed=args.seed,
+        )
+        rules = CandidateRules(slack=args.slack, max_bandwidth=args.nic_mbps * MBPS, max_candidates=args.max_candidates)
     with tqdm(total=args.requests * len(strategies), unit="req", disable=args.no_progress, desc="select-sim", delay=1.0) as bar:
         result = simulate(topology, config, rules, strategies, disk_bytes_per_s=args.disk_mbps * MBPS,
                           warmup_fraction=args.warmup_fraction, progress=bar.update)

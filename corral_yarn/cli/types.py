@@ -1,10 +1,13 @@
 """argparse types shared by the ``corral`` commands: each names what it expected, so the usage
-error names the option and the value."""
+error names the option and the value; and ``options_for_fields``, which names the options in the
+errors of the checks behind them."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import TypeVar
 
 from corral_yarn.errors import InputError
@@ -66,3 +69,17 @@ def unit_interval(closed: bool) -> Callable[[str], float]:
             raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1{']' if closed else ')'}, got {text!r}")
         return value
     return parse
+
+
+@contextmanager
+def options_for_fields(options: Mapping[str, str]) -> Iterator[None]:
+    """Within: an InputError about a field that is a key of ``options`` (a name the API checks use)
+    is raised again with the options the user typed instead of the field names, in its field and its text."""
+    try:
+        yield
+    except InputError as exc:
+        if exc.field not in options:
+            raise
+        names = re.compile(r"\b(" + "|".join(re.escape(name) for name in sorted(options, key=len, reverse=True)) + r")\b")
+        message = names.sub(lambda m: options[m.group(1)], str(exc).removeprefix(f"{exc.field}: "))
+        raise InputError(message, field=options[exc.field]) from None

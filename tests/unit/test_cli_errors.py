@@ -149,6 +149,8 @@ def test_unknown_scenario(good: dict, tmp_path: Path, capsys: pytest.CaptureFixt
         (["simulate", "--seed", "-1"], "argument --seed: expected a whole number >= 0"),
         (["compare", "--seed", "-1"], "argument --seed: expected a whole number >= 0"),
         (["testbed", "up", "--node-cpus", "nan"], "argument --node-cpus: expected a finite number >= 0, got 'nan'"),
+        (["backtest", "--store", "s", "--out", "r", "--lookback", "5", "--min-history", "6"],
+         "--lookback: need 1 <= --min-history <= --lookback (got 6, 5)"),
         (["backtest", "--store", "s", "--out", "r", "--lookback", "0"], "argument --lookback: expected a whole number >= 1, got '0'"),
         (["history", "ingest", "--csv", "h.csv", "--store", "s", "--skew-tolerance", "nan"],
          "argument --skew-tolerance: expected a finite number >= 0, got 'nan'"),

@@ -66,3 +66,16 @@ def test_results_and_report_are_written_together(tmp_path, capsys):
     report.write_text("a file where the report directory should go")
     assert main([*SMALL, "--strategies", "baseline", "--out", str(out), "--report", str(report)]) == 2
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["report"]
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (["--oversubscription", "0.5"], "--oversubscription/--pod-oversubscription: must be finite and >= 1, got (0.5, 1.0)"),
+    (["--pod-oversubscription", "0.9"], "--oversubscription/--pod-oversubscription: must be finite and >= 1, got (10.0, 0.9)"),
+    (["--mean-vms", "0.5"], "--mean-vms: must be finite and >= 1, got 0.5"),
+    (["--max-candidates", "1"], "--slack/--max-candidates: max_vms >= 1, --max-candidates >= 2 and faster_steps >= 0 are required"),
+])
+def test_errors_of_the_checks_behind_the_options_name_the_options(tmp_path, capsys, options, message):
+    out = tmp_path / "result.json"
+    assert main([*SMALL, *options, "--out", str(out)]) == 2
+    assert capsys.readouterr().err == f"corral: error: {message}\n"
+    assert not out.exists()
