@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
 
-from corral_yarn.cli.types import non_negative_float, positive_float, positive_int
+from corral_yarn.cli.types import non_negative_float, options_for_fields, positive_float, positive_int
 from corral_yarn.errors import InputError
 from corral_yarn.io import write_atomic
 from corral_yarn.nomora import latency
@@ -57,8 +59,9 @@ def _up(args: argparse.Namespace) -> int:
     rack_cpus = None
     if args.rack_cpus is not None:
         if args.node_cpus is not None:
-            raise InputError("give --rack-cpus or --node-cpus, not both", field="rack_cpus")
-        rack_cpus = cpu.parse_rack_cpus(args.rack_cpus, net.racks)
+            raise InputError("give --rack-cpus or --node-cpus, not both")
+        with options_for_fields({"rack_cpus": "--rack-cpus"}):
+            rack_cpus = cpu.parse_rack_cpus(args.rack_cpus, net.racks)
     node_cpus = None if rack_cpus else cpu.even_share(net.racks * net.nodes_per_rack) if args.node_cpus is None else args.node_cpus or None
     state = control.up(net, args.home, control.namespace_of(args.home), timeout_s=args.timeout, node_cpus=node_cpus, rack_cpus=rack_cpus)
     description = json.loads(Path(state["cluster_json"]).read_text())
@@ -74,6 +77,18 @@ def _up(args: argparse.Namespace) -> int:
     return 0
 
 
+def _on_testbed(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """A command on a testbed that is up: without one, the error names --home (where it looked)."""
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return command(args)
+        except control.NoTestbedState as exc:
+            raise InputError(str(exc), field="--home") from None
+    return run
+
+
+@_on_testbed
 def _latency(args: argparse.Namespace) -> int:
     if args.out and args.out.suffix.lower() not in (".csv", ".json"):
         raise InputError(f"--out must end in .csv or .json, got {args.out.name!r}")
@@ -93,11 +108,13 @@ def _down(args: argparse.Namespace) -> int:
     return 0
 
 
+@_on_testbed
 def _status(args: argparse.Namespace) -> int:
     print(json.dumps(control.status(args.home), indent=2))
     return 0
 
 
+@_on_testbed
 def _exec(args: argparse.Namespace) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:

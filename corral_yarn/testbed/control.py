@@ -44,6 +44,10 @@ class TestbedError(CorralError):
     __test__ = False  # not a pytest class
 
 
+class NoTestbedState(TestbedError):
+    """No testbed is up under the home directory given (its state file is missing)."""
+
+
 def preflight(cpu_quotas: bool = False) -> None:
     """Root, ip, tc, nsenter, a C compiler (and CPU quotas if asked); one error naming all that is missing."""
     missing = [tool for tool in ("ip", "tc", "nsenter", "cc") if shutil.which(tool) is None]
@@ -167,7 +171,7 @@ def load_state(home: Path = DEFAULT_HOME) -> dict[str, Any]:
     try:
         state: dict[str, Any] = json.loads(path.read_text())
     except FileNotFoundError as e:
-        raise TestbedError(f"no testbed state at {path}; run 'corral testbed up' first") from e
+        raise NoTestbedState(f"no testbed state at {path}; run 'corral testbed up' first") from e
     if state.get("schema_version") != SCHEMA_VERSION:
         raise TestbedError(f"{path}: schema_version {state.get('schema_version')!r}, expected {SCHEMA_VERSION!r}")
     return state
