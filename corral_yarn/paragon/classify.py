@@ -155,7 +155,11 @@ def hide(dense: np.ndarray, per_row: int, rng: np.random.Generator) -> Sparse:
     return Sparse(cols=cols, values=np.take_along_axis(dense, cols, axis=1))
 
 
-def choose_sgd(dense: np.ndarray, etas: tuple[float, ...] = (0.005, 0.02, 0.05), lams: tuple[float, ...] = (0.01, 0.05, 0.2),
+ETAS = (0.005, 0.02, 0.05)  # the validation's grid of SGD steps eta (§2.1)
+LAMS = (0.01, 0.05, 0.2)  # and of regularisation lambda
+
+
+def choose_sgd(dense: np.ndarray, etas: tuple[float, ...] = ETAS, lams: tuple[float, ...] = LAMS,
                per_row: int = 2, seed: int = 0, ranks: tuple[int, ...] = (0,), standardise: bool = False) -> tuple[float, float, int]:
     """eta, lambda and the rank (0 = by energy) by validation: train on 3/4 of the offline rows, reconstruct the other
     1/4 from `per_row` entries; the lowest RMSE wins."""
@@ -269,6 +273,22 @@ def validation_band(dense: np.ndarray, eta: float, lam: float, rank: int, side: 
     parts = folds(dense.shape[0], count, np.random.default_rng(seed))
     fit = fitter(eta, lam, rank, standardise, seed)
     return band(*cross_validated(dense, fit, parts, per_row, sets), side, levels)
+
+
+def choose_sgd_on_profiled(dense: np.ndarray, sets: np.ndarray, etas: tuple[float, ...] = ETAS, lams: tuple[float, ...] = LAMS,
+                           ranks: tuple[int, ...] = (0,), standardise: bool = False,
+                           seed: int = 0, count: int = FOLDS) -> tuple[float, float, int]:
+    """eta, lambda and the rank by validation as the classifier is used (ours): a `count`-fold cross-validation over
+    the offline rows (every row held out once), each held-out row reconstructed from the profiled `sets` of columns
+    (`cross_validated`, clipped as the scheduler sees them); the lowest RMS error of the unprofiled entries wins."""
+    parts = folds(dense.shape[0], count, np.random.default_rng(seed))
+    scores = {}
+    for eta, lam, rank in itertools.product(etas, lams, ranks):
+        _, errors = cross_validated(dense, fitter(eta, lam, rank, standardise, seed), parts, sets.shape[1], sets)
+        scores[(eta, lam, rank)] = float(np.sqrt(np.nanmean(errors**2)))
+    best = min(scores, key=scores.get)
+    log.info("SGD validation on the profiled columns, RMSE %s -> eta=%s lambda=%s rank=%s", scores, *best)
+    return best
 
 
 def validated_ranks(dense: np.ndarray, energy: float = 0.9, standardise: bool = False) -> tuple[int, ...]:

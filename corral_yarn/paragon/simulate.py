@@ -62,19 +62,25 @@ BAND_LEVELS = 1  # the guard band's levels of the predicted score (1: one sigma 
 SOI_RULES = ("chosen", "random")  # a new job's two profiled SoIs: chosen once by validation on the offline rows (ours), or random per job (§2.3)
 SOI_RULE = "chosen"  # the default (docs/paragon.md "Session 17")
 SC_RULE = "best_present"  # the greedy's SC step (schedule.SC_RULES; docs/paragon.md "Session 19")
+VALIDATIONS = ("random_entries", "profiled_sois")  # the interference matrices' eta, lambda, rank: see `models`
+VALIDATION = "random_entries"  # the default (docs/paragon.md "Session 19 ... why some seeds fall")
 
 
 def models(w: groundtruth.World, offline: int, rng: np.random.Generator, fit: str = "scaled", levels: int = BAND_LEVELS,
-           soi_rule: str = SOI_RULE) -> Trained:
+           soi_rule: str = SOI_RULE, validation: str = VALIDATION) -> Trained:
     """Train the three utility matrices on `offline` densely profiled jobs, eta and lambda by validation, and choose
     the profiling SCs by validation on the same offline rows. `fit` "energy": the rank by the energy cut (sessions
     1-11); "validated_rank": the rank chosen with eta and lambda by validation; "scaled" (default): as well the
     interference matrices' columns divided by their offline spread (a new job's two random SoIs range over 10x spreads).
     The profiled SoIs by `soi_rule` (SOI_RULES; `profiled_sois`). The guard band of each interference matrix, in `levels`
     of the predicted score: a 4-fold cross-validation over the same offline rows with the validated parameters, each
-    held-out row profiled as the rule profiles new jobs (`bands`)."""
+    held-out row profiled as the rule profiles new jobs (`bands`). `validation` (VALIDATIONS): the interference matrices'
+    eta, lambda and rank as validated with the others ("random_entries": one split, held-out rows from random entries), or
+    validated again once the SoIs are chosen, on the profiled SoIs (`on_profiled_sois`)."""
     if fit not in FITS:
         raise ValueError(f"fit: unknown {fit!r}, expected one of {', '.join(FITS)}")
+    if validation not in VALIDATIONS:
+        raise ValueError(f"validation: unknown {validation!r}, expected one of {', '.join(VALIDATIONS)}")
     dense = groundtruth.jobs(w, offline, rng)
     matrices = (groundtruth.per_core_log_speed(dense), dense.tolerated, dense.caused)
     out = []
@@ -85,7 +91,22 @@ def models(w: groundtruth.World, offline: int, rng: np.random.Generator, fit: st
         out.append(classify.train(matrix, eta=eta, lam=lam, rank=rank, standardise=scaled))
     pair = classify.choose_profile_columns(matrices[:1], [classify.fitter(out[0].eta, out[0].lam)], folds=min(5, offline // 2))
     sois = profiled_sois(out[1:], matrices[1:], soi_rule)
+    if validation == "profiled_sois" and sois is not None:
+        out[1:] = on_profiled_sois(out[1:], matrices[1:], sois)
     return Trained(*out, profile_scs=pair, profile_sois=sois, offline=matrices, band=bands(out[1:], matrices[1:], levels, sois))
+
+
+def on_profiled_sois(trained: list[classify.Model], offline: tuple[np.ndarray, ...], sois: tuple[int, ...]) -> list[classify.Model]:
+    """The tolerated and caused matrices retrained with eta, lambda and rank validated as new jobs are classified
+    (classify.choose_sgd_on_profiled: k-fold, each held-out offline row reconstructed from the profiled `sois`), each
+    matrix with its own scaling and its ranks (classify.validated_ranks)."""
+    out = []
+    for model, dense in zip(trained, offline):
+        scaled = model.scales is not None
+        ranks = classify.validated_ranks(dense, standardise=scaled) if model.rank else (0,)
+        eta, lam, rank = classify.choose_sgd_on_profiled(dense, np.array([sois]), ranks=ranks, standardise=scaled)
+        out.append(classify.train(dense, eta=eta, lam=lam, rank=rank, standardise=scaled))
+    return out
 
 
 def profiled_sois(trained: list[classify.Model], offline: tuple[np.ndarray, ...], rule: str) -> tuple[int, ...] | None:

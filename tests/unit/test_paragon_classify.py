@@ -338,3 +338,15 @@ def test_the_validation_band_cross_validates_the_offline_rows_with_the_validated
     levelled = c.validation_band(dense, 0.005, 0.01, 1, "under", levels=3)
     np.testing.assert_allclose(levelled.sigma, c.band(*pooled, "under", levels=3).sigma)
     assert levelled.sigma.shape == (3, 8)
+
+
+def test_validation_on_the_profiled_columns_is_the_lowest_k_fold_error_from_them() -> None:
+    rng = np.random.default_rng(0)
+    dense = low_rank(40, rng) + rng.normal(0, 0.3, (40, 8))
+    sets, ranks = np.array([[0, 7]]), (1, 2)
+    chosen = c.choose_sgd_on_profiled(dense, sets, ranks=ranks, standardise=True)
+    parts = c.folds(40, c.FOLDS, np.random.default_rng(0))
+    rms = {p: np.sqrt(np.nanmean(c.cross_validated(dense, c.fitter(*p, standardise=True), parts, 2, sets)[1] ** 2))
+           for p in itertools.product(c.ETAS, c.LAMS, ranks)}
+    assert chosen == min(rms, key=rms.get)
+    assert len(set(rms.values())) > 1  # the grid's choices differ, so the choice is a real one

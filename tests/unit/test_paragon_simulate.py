@@ -399,3 +399,20 @@ def test_every_job_is_profiled_against_the_chosen_pair_and_its_band_is_measured_
     np.testing.assert_array_equal(seen.caused.values, t.caused[:, pair])
     with pytest.raises(ValueError, match="soi_rule: unknown 'best'"):
         sim.models(w, 30, np.random.default_rng(0), soi_rule="best")
+
+
+def test_the_interference_parameters_validated_on_the_profiled_sois_fit_and_band_both_matrices() -> None:
+    w = g.world(0)
+    default = sim.models(w, 30, np.random.default_rng(0))
+    again = sim.models(w, 30, np.random.default_rng(0), validation="profiled_sois")
+    assert again.profile_sois == default.profile_sois and again.sc is not None
+    np.testing.assert_array_equal(again.sc.p, default.sc.p)  # the SC matrix as validated before
+    for model, dense in zip((again.tolerated, again.caused), again.offline[1:]):
+        eta, lam, rank = c.choose_sgd_on_profiled(dense, np.array([again.profile_sois]), ranks=c.validated_ranks(dense, standardise=True),
+                                                  standardise=True)
+        assert (model.eta, model.lam, model.rank) == (eta, lam, rank) and model.scales is not None
+    rebuilt = sim.bands([again.tolerated, again.caused], again.offline[1:], sim.BAND_LEVELS, again.profile_sois)
+    for b, r in zip(again.band, rebuilt):
+        np.testing.assert_allclose(b.sigma, r.sigma)
+    with pytest.raises(ValueError, match="validation: unknown 'best'"):
+        sim.models(w, 30, np.random.default_rng(0), validation="best")
