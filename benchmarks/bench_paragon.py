@@ -33,8 +33,11 @@ published facts each model is checked against, `heterogeneity_facts`): the top-l
 PNG figures (the first model's) go to --out.
 With `--seeds N` (at least 2) the benchmark measures only the headline on seeds `--seed` .. `--seed` + N - 1 instead: per seed, the
 low scenario's workloads built, profiled and classified exactly as above, and QoS under `paragon` (default options),
-`paragon_unguarded` and the three published baselines; per scheduler the mean, standard deviation, min, max and the 95 %
-t interval of the mean over the seeds; the classification per seed and its means; Paragon's decision times pooled; and
+`paragon_unguarded`, the three published baselines and `paragon_profiled_sois_validation` (the option of
+simulate.VALIDATIONS beside the default: the interference matrices' eta, lambda and rank validated again on the profiled
+SoIs; the same offline rows and profiles; docs/paragon.md "Session 19 (27 Nov): why some seeds fall"); per scheduler the
+mean, standard deviation, min, max and the 95 % t interval of the mean over the seeds, and for the unguarded greedy and the
+option the same of their per-seed difference from `paragon` (`qos_paired_difference_from_paragon`); the classification per seed and its means; Paragon's decision times pooled; and
 per seed the share of the greedy searches' decisions that took at least their timeout (schedule.TIMEOUT_S: every
 decision the timeout stopped is among them; §3.2 reports under 0.1 %). The other options apply per seed; --quick, --out
 and --grow-every have no effect there.
@@ -443,15 +446,21 @@ SEEDS_SCHEDULERS = ("paragon", "heterogeneity_oblivious", "interference_obliviou
 SEEDS_CLASSIFICATION = ("best_sc", "within_5pct", "interference_err")
 GREEDY = ("paragon", "paragon_unguarded", "heterogeneity_oblivious")  # the schedulers whose search the timeout bounds (§3.2, §4)
 CONFIDENCE = 0.95
+OTHER_VALIDATION = next(v for v in simulate.VALIDATIONS if v != simulate.VALIDATION)  # --seeds: reported beside the default
+OTHER_VALIDATION_KEY = f"paragon_{OTHER_VALIDATION}_validation"
+PAIRED = ("paragon_unguarded", OTHER_VALIDATION_KEY)  # --seeds: each one's per-seed difference from `paragon`, and its spread
 
 
 def seed_row(args: argparse.Namespace, truth_model: str, start: float) -> dict:
     """One seed of --seeds: the low scenario's workloads classified as `measure` classifies them, each scheduler's
     QoS, the classification, Paragon's decision times and the share of each greedy search's decisions at its timeout."""
     w, trained, rng = trained_world(args, truth_model)
-    truth, _, classified = workloads(w, trained, rng, "low")
+    truth, state, classified = workloads(w, trained, rng, "low")
     outcomes = run_schedulers(truth, classified.jobs, "low", args.seed, args.guard, SEEDS_SCHEDULERS, f"{truth_model} seed {args.seed} low", start)
     outcomes["paragon_unguarded"] = simulate.run(truth, classified.jobs, "low", "paragon", seed=args.seed, guard=0.0)  # the paper's greedy
+    other = simulate.models(w, args.offline, np.random.default_rng(args.seed + 1), validation=OTHER_VALIDATION)  # the same offline rows
+    again = simulate.classify_workloads(other, truth, replay(state), BATCH)  # the same profiles
+    outcomes[OTHER_VALIDATION_KEY] = simulate.run(truth, again.jobs, "low", "paragon", seed=args.seed, guard=args.guard)
     return {"qos": {s: round(o.qos_fraction, 4) for s, o in outcomes.items()},
             "classification": {k: round(classified.accuracy[k], 4) for k in SEEDS_CLASSIFICATION},
             "at_timeout": {s: round(float(np.mean(outcomes[s].decision_ms >= schedule.TIMEOUT_S * 1e3)), 4) for s in GREEDY},
@@ -475,7 +484,8 @@ def measure_seeds(args: argparse.Namespace, truth_model: str) -> dict:
     accuracy = {k: [r["classification"][k] for r in rows] for k in SEEDS_CLASSIFICATION}
     decision = np.concatenate([r["decision_ms"] for r in rows])
     return {"truth": truth_model, "scenario": "low", "guard": args.guard, "sc_rule": simulate.SC_RULE, "soi_rule": simulate.SOI_RULE,
-            "qos_fraction_by_seed": qos, "qos_fraction": {s: spread(v) for s, v in qos.items()},
+            "validation": simulate.VALIDATION, "qos_fraction_by_seed": qos, "qos_fraction": {s: spread(v) for s, v in qos.items()},
+            "qos_paired_difference_from_paragon": {s: spread(list(np.subtract(qos[s], qos["paragon"]))) for s in PAIRED},
             "classification_by_seed": accuracy, "classification": {k: round(float(np.mean(v)), 4) for k, v in accuracy.items()},
             "greedy_timeout_ms": schedule.TIMEOUT_S * 1e3,
             "decisions_at_timeout_by_seed": {s: [r["at_timeout"][s] for r in rows] for s in GREEDY},

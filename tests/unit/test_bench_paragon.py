@@ -132,7 +132,7 @@ def test_the_spread_is_the_mean_sample_deviation_and_t_interval_of_the_values() 
 
 
 SEEDS_KEYS = {"benchmark", "seeds", "servers", "scs", "cores", "offline_jobs", "truth", "scenario", "guard", "sc_rule", "soi_rule",
-              "qos_fraction_by_seed", "qos_fraction", "classification_by_seed", "classification", "greedy_timeout_ms",
+              "validation", "qos_paired_difference_from_paragon", "qos_fraction_by_seed", "qos_fraction", "classification_by_seed", "classification", "greedy_timeout_ms",
               "decisions_at_timeout_by_seed", "decision_ms", "truths", "paper", "seconds"}
 
 
@@ -146,7 +146,10 @@ def test_the_seeds_line_gives_each_seeds_headline_and_the_spread_computed_from_t
     line = b.json.loads(lines[0])
     assert set(line) == SEEDS_KEYS and line["seeds"] == [3, 4, 5] and line["truth"] == "frontier" and line["truths"] == {}
     by_seed = line["qos_fraction_by_seed"]
-    assert set(by_seed) == {*b.SEEDS_SCHEDULERS, "paragon_unguarded"} == set(line["qos_fraction"])
+    assert set(by_seed) == {*b.SEEDS_SCHEDULERS, "paragon_unguarded", "paragon_profiled_sois_validation"} == set(line["qos_fraction"])
+    assert line["validation"] == "random_entries" and set(line["qos_paired_difference_from_paragon"]) == set(b.PAIRED)
+    for name, row in line["qos_paired_difference_from_paragon"].items():
+        assert row["mean"] == pytest.approx(np.mean(np.subtract(by_seed[name], by_seed["paragon"])), abs=1e-4)
     for scheduler, values in by_seed.items():
         assert len(values) == 3 and all(0 <= v <= 1 for v in values)
         row = line["qos_fraction"][scheduler]
