@@ -101,7 +101,7 @@ def gantt_png(lanes: Sequence[str], bars: Sequence[Bar], title: str, markers: Se
     """A lanes x time Gantt chart (lane 0 on top), each bar labelled when a label fits inside it; ``overlay``
     bars (e.g. what actually ran) are drawn over them as hatched outlines in the middle of their lanes. Bars on a lane
     at the same time share it in bands (``_bands``), the overlay's with levels of their own."""
-    fig, canvas = _new_figure(min(18.0, max(3.2, 1.3 + 0.34 * len(lanes))))
+    fig, canvas = _new_figure(_gantt_height(len(lanes), bars))
     ax = fig.add_subplot()
     placed = _draw_bars(ax, bars)
     if overlay:
@@ -122,6 +122,13 @@ def gantt_png(lanes: Sequence[str], bars: Sequence[Bar], title: str, markers: Se
     for bar, y0, y1, text_color in placed:
         _label_bar(ax, renderer, bar, y0, y1, text_color)
     return _png(fig)
+
+
+def _gantt_height(lanes: int, bars: Sequence[Bar]) -> float:
+    """Inches: 0.34 a lane for each band its busiest bars split it into (``_levels``' depth), so that jobs sharing a
+    rack keep a readable band; 3.2 to 18."""
+    depth = max((d for _, d in _levels(bars)), default=1)
+    return min(18.0, max(3.2, 1.3 + 0.34 * lanes * depth))
 
 
 def _overlaps(a: Bar, b: Bar) -> bool:

@@ -102,6 +102,13 @@ def test_gantt_is_sized_for_many_jobs_and_racks() -> None:
     assert height / 40 >= 20  # at least 20 pixels per rack lane
 
 
+def test_gantt_grows_with_the_bands_of_jobs_sharing_a_rack() -> None:
+    alone = [charts.Bar((k,), 0.0, 100.0, ("job",), k) for k in range(6)]
+    sharing = [charts.Bar((0,), 10.0 * k, 100.0, ("job",), k) for k in range(3)] + alone[1:]  # three jobs on rack 0 at once
+    heights = [imread(stdio.BytesIO(charts.gantt_png([f"/r{k}" for k in range(6)], bars, "t"))).shape[0] for bars in (alone, sharing)]
+    assert heights == [pytest.approx(charts.DPI * (1.3 + 0.34 * 6 * depth), abs=2) for depth in (1, 3)]  # a lane 3 bands high
+
+
 def test_spans_group_consecutive_lanes() -> None:
     assert charts._spans([5, 0, 1, 2]) == [(0, 2), (5, 5)]
     assert charts._spans([3]) == [(3, 3)]
